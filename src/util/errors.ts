@@ -8,6 +8,8 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: string,
     readonly retryable = false,
+    /** Fields some endpoints add to the error body (e.g. `data`, `session_status`). */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = new.target.name;

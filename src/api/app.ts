@@ -1,0 +1,75 @@
+import crypto from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { Api } from './route.ts';
+import { authHook } from './auth.ts';
+import { handleError } from './errors.ts';
+import { API_WINDOWS, MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { openApiDocument } from './openapi.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { registerRoutes } from './routes/index.ts';
+
+export const API_PREFIX = '/api';
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  api: Api;
+  metrics: Metrics;
+}
+
+export interface AppOptions {
+  limiter?: RateLimiter;
+  /** Log requests (off in most tests). */
+  logRequests?: boolean;
+}
+
+/** Builds the REST app: auth, limits, error shapes, every route, OpenAPI, health and metrics. */
+export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<BuiltApp> {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    disableRequestLogging: !opts.logRequests,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
+    },
+    ajv: { customOptions: { coerceTypes: false } },
+  });
+  const metrics = createMetrics();
+  const limiter = opts.limiter ?? new MemoryRateLimiter(API_WINDOWS);
+  const api = new Api(app, API_PREFIX);
+
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+    (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ message: `Route ${request.method} ${request.url.split('?')[0]} not found.` });
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onRequest', authHook({ accountForKey: (k) => ctx.repos.accounts.accountForKey(k), limiter, clock: ctx.clock }));
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/metrics', async (_req, reply) => {
+    void reply.header('Content-Type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  await registerRoutes(api, ctx);
+
+  app.get(`${API_PREFIX}/openapi.json`, async () =>
+    openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` }),
+  );
+  return { app, api, metrics };
+}

@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { parseWith } from './validation.ts';
+
+/**
+ * The spec fixes an error body shape per endpoint group; a route names its style and the one
+ * error handler (errors.ts) shapes every failure accordingly.
+ */
+export type ErrorStyle =
+  | 'default' // {message} and 422 {message, errors}
+  | 'status' // {status: false, error}
+  | 'success' // {success: false, error, error_code}
+  | 'campaign' // {message, success: false, data?}
+  | 'trunk'; // {error}
+
+export type Auth = 'required' | 'optional' | 'none';
+
+export interface RouteContext<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  /** The authenticated account; 0 only on routes with auth 'none'/'optional' and no key given. */
+  accountId: number;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path under the API prefix, fastify syntax: `/user/assistant/:id`. */
+  url: string;
+  summary: string;
+  tags?: string[];
+  auth?: Auth;
+  errorStyle?: ErrorStyle;
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Status of a success answer (default 200). */
+  status?: number;
+  /** Body content type other than JSON (the Twilio webhook is form-encoded). */
+  consumes?: string;
+  handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<unknown> | unknown;
+}
+
+interface Recorded {
+  method: string;
+  url: string;
+  summary: string;
+  tags: string[];
+  auth: Auth;
+  status: number;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  params?: z.ZodType;
+  consumes?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorStyle?: ErrorStyle;
+    auth?: Auth;
+  }
+  interface FastifyRequest {
+    accountId: number;
+  }
+}
+
+/** Registers routes on fastify and remembers their schemas for the OpenAPI document. */
+export class Api {
+  readonly routes: Recorded[] = [];
+
+  constructor(private readonly app: FastifyInstance, readonly prefix: string) {}
+
+  route<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
+    def: RouteDef<B, Q, P>,
+  ): void {
+    const auth = def.auth ?? 'required';
+    const status = def.status ?? 200;
+    this.routes.push({
+      method: def.method,
+      url: def.url,
+      summary: def.summary,
+      tags: def.tags ?? [],
+      auth,
+      status,
+      body: def.body,
+      query: def.query,
+      params: def.params,
+      consumes: def.consumes,
+    });
+    this.app.route({
+      method: def.method,
+      url: this.prefix + def.url,
+      config: { errorStyle: def.errorStyle ?? 'default', auth },
+      handler: async (request, reply) => {
+        // Params before body: a bad id is a 404-style problem the body cannot fix.
+        const params = def.params ? parseWith(def.params, request.params) : (request.params as z.output<P>);
+        const query = def.query ? parseWith(def.query, request.query) : (request.query as z.output<Q>);
+        const body = def.body ? parseWith(def.body, request.body ?? {}) : (request.body as z.output<B>);
+        const result = await def.handler({ body, query, params, accountId: request.accountId, request, reply });
+        if (reply.sent) return reply;
+        return reply.code(status).send(result);
+      },
+    });
+  }
+}
+
+/** A numeric path id; anything else is not a resource this account has. */
+export const idParams = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });

@@ -1,0 +1,72 @@
+import type { z } from 'zod';
+import { ValidationError } from '../util/errors.ts';
+
+type Issue = z.core.$ZodIssue;
+
+/** Turns a field path into the name clients see: `tools.0.phone_number`. */
+function fieldName(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? 'body' : path.map(String).join('.');
+}
+
+function human(field: string): string {
+  return field.replace(/_/g, ' ');
+}
+
+/** One readable sentence per zod issue, in the style of the spec's `{message, errors}` bodies. */
+export function issueMessage(issue: Issue, field: string): string {
+  const f = human(field.split('.').at(-1) ?? field);
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return `The ${f} field is required.`;
+      if (issue.input === null) return `The ${f} field may not be null.`;
+      return `The ${f} field must be ${article(issue.expected)}.`;
+    case 'too_big': {
+      const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : '';
+      return `The ${f} field must not be greater than ${String(issue.maximum)}${unit}.`;
+    }
+    case 'too_small': {
+      if (issue.origin === 'string' && issue.minimum === 1) return `The ${f} field is required.`;
+      const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : '';
+      return `The ${f} field must be at least ${String(issue.minimum)}${unit}.`;
+    }
+    case 'invalid_value':
+      return `The selected ${f} is invalid (allowed: ${issue.values.map((v) => String(v)).join(', ')}).`;
+    case 'unrecognized_keys':
+      return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}.`;
+    case 'invalid_format':
+      return `The ${f} field must be a valid ${issue.format}.`;
+    default:
+      return issue.message.startsWith('The ') ? issue.message : `The ${f} field ${issue.message}.`;
+  }
+}
+
+function article(expected: string): string {
+  if (expected === 'int') return 'an integer';
+  if (expected === 'object' || expected === 'array') return `an ${expected}`;
+  return `a ${expected}`;
+}
+
+export function zodErrors(error: z.ZodError): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const issue of error.issues) {
+    const field = fieldName(issue.path);
+    (errors[field] ??= []).push(issueMessage(issue, field));
+  }
+  return errors;
+}
+
+/** Parses with a zod schema, throwing the engine's ValidationError (422) on failure. */
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const res = schema.safeParse(input);
+  if (!res.success) throw new ValidationError(zodErrors(res.error));
+  return res.data;
+}
+
+/** Adds one field error to an accumulator; rules that zod cannot express use this. */
+export function addError(errors: Record<string, string[]>, field: string, message: string): void {
+  (errors[field] ??= []).push(message);
+}
+
+export function throwIfErrors(errors: Record<string, string[]>): void {
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+}

@@ -1,0 +1,82 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+
+function defaultPublicHost(): string {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const addr of list ?? []) {
+      if (addr.family === 'IPv4' && !addr.internal) return addr.address;
+    }
+  }
+  return '127.0.0.1';
+}
+
+const schema = z
+  .object({
+    SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
+    HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+    HTTP_PORT: port.default(8080),
+    SIP_HOST: z.string().min(1).default('0.0.0.0'),
+    SIP_PORT: port.default(5060),
+    SIP_PUBLIC_HOST: z.string().min(1).optional(),
+    RTP_PORT_MIN: port.default(20000),
+    RTP_PORT_MAX: port.default(29999),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    OPENAI_API_KEY: z.string().min(1).optional(),
+    OPENAI_BASE_URL: optionalUrl,
+    DEEPGRAM_API_KEY: z.string().min(1).optional(),
+    DEEPGRAM_BASE_URL: optionalUrl,
+    TWILIO_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
+    SWITCHBOARD_PUBLIC_URL: optionalUrl,
+    SWITCHBOARD_CATALOG: z.string().min(1).optional(),
+  })
+  .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
+    path: ['RTP_PORT_MAX'],
+    message: 'must be greater than RTP_PORT_MIN',
+  })
+  .refine((c) => (c.RTP_PORT_MAX - c.RTP_PORT_MIN) >= 3, {
+    path: ['RTP_PORT_MIN'],
+    message: 'range must hold at least two RTP/RTCP port pairs',
+  });
+
+export interface Config {
+  dataDir: string;
+  http: { host: string; port: number };
+  sip: { host: string; port: number; publicHost: string };
+  rtp: { portMin: number; portMax: number };
+  logLevel: string;
+  openai: { apiKey?: string; baseUrl?: string };
+  deepgram: { apiKey?: string; baseUrl?: string };
+  twilio: { baseUrl: string };
+  publicUrl: string;
+  catalogFile?: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${String(i.path[0] ?? 'environment')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const httpHostForUrl = e.HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : e.HTTP_HOST;
+  return Object.freeze({
+    dataDir: path.resolve(e.SWITCHBOARD_DATA_DIR),
+    http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
+    sip: { host: e.SIP_HOST, port: e.SIP_PORT, publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost() },
+    rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX },
+    logLevel: e.LOG_LEVEL,
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+    deepgram: { apiKey: e.DEEPGRAM_API_KEY, baseUrl: e.DEEPGRAM_BASE_URL },
+    twilio: { baseUrl: e.TWILIO_BASE_URL },
+    publicUrl: (e.SWITCHBOARD_PUBLIC_URL ?? `http://${httpHostForUrl}:${e.HTTP_PORT}`).replace(/\/$/, ''),
+    catalogFile: e.SWITCHBOARD_CATALOG,
+  });
+}

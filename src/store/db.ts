@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Database } from './schema.ts';
+import { sql as m001 } from './migrations/001-initial.ts';
+
+/** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
+const MIGRATIONS: readonly string[] = [m001];
+
+export interface Store {
+  db: Kysely<Database>;
+  /** The raw connection, for the few statements that must be single and atomic (money). */
+  sqlite: SQLite.Database;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** Opens (creating if needed) the SQLite store under `dataDir`, in WAL mode, migrated to the latest. */
+export function openStore(dataDir: string): Store {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const sqlite = new SQLite(path.join(dataDir, 'switchboard.db'));
+  return wrap(sqlite, dataDir);
+}
+
+/** An in-memory store for tests. */
+export function openMemoryStore(dataDir = ':memory:'): Store {
+  return wrap(new SQLite(':memory:'), dataDir);
+}
+
+function wrap(sqlite: SQLite.Database, dataDir: string): Store {
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('synchronous = NORMAL');
+  migrate(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let closed = false;
+  return {
+    db,
+    sqlite,
+    dataDir,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy(); // closes the better-sqlite3 handle too
+    },
+  };
+}
+
+export function migrate(sqlite: SQLite.Database): number {
+  const current = sqlite.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`database schema version ${current} is newer than this build (${MIGRATIONS.length})`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    sqlite.transaction(() => {
+      sqlite.exec(MIGRATIONS[v]!);
+      sqlite.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+  return MIGRATIONS.length;
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { loadConfig } from '../../src/config.ts';
+import { openMemoryStore } from '../../src/store/db.ts';
+import { createRepos } from '../../src/store/index.ts';
+import { SecretBox } from '../../src/store/secrets.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { createLogger } from '../../src/util/logger.ts';
+import { buildApp } from '../../src/api/app.ts';
+import type { AppContext } from '../../src/context.ts';
+import { dollarsToMicros } from '../../src/util/money.ts';
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  clock: ManualClock;
+  /** Creates an account with a key (and optional balance in dollars). */
+  account(balanceDollars?: number): Promise<{ id: number; key: string }>;
+  /** fastify.inject with a bearer key and JSON body. */
+  call(key: string | undefined, method: InjectOptions['method'], url: string, body?: unknown): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+/** An engine's REST app in-process: memory store, manual clock, quiet logs. */
+export async function testApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const clock = new ManualClock();
+  const store = openMemoryStore();
+  const ctx: AppContext = {
+    config: loadConfig({ SWITCHBOARD_DATA_DIR: '/tmp/switchboard-test-unused', SIP_PUBLIC_HOST: '127.0.0.1', ...env }),
+    store,
+    repos: createRepos(store, clock),
+    clock,
+    logger: createLogger('silent'),
+    secrets: new SecretBox(Buffer.alloc(32, 7)),
+  };
+  const { app } = await buildApp(ctx);
+  await app.ready();
+  return {
+    app,
+    ctx,
+    clock,
+    async account(balanceDollars = 0) {
+      const account = await ctx.repos.accounts.create('test account');
+      if (balanceDollars) ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
+      return { id: account.id, key: await ctx.repos.accounts.createKey(account.id) };
+    },
+    async call(key, method, url, body) {
+      const res = await app.inject({
+        method,
+        url: url.startsWith('/api') || url.startsWith('/healthz') || url.startsWith('/metrics') || url.startsWith('/webhooks') ? url : `/api${url}`,
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+        ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
+      });
+      let parsed: unknown = res.body;
+      try {
+        parsed = JSON.parse(res.body);
+      } catch {
+        // not JSON (metrics text)
+      }
+      return { status: res.statusCode, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}

@@ -27,7 +27,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     logger,
     secrets: SecretBox.forDataDir(config.dataDir),
   };
-  const { app } = await buildApp(ctx, { logRequests: true });
+  const { app } = await buildApp(ctx);
   await app.listen({ host: config.http.host, port: config.http.port });
   const addr = app.server.address() as AddressInfo;
   const httpUrl = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${addr.port}`;

@@ -20,15 +20,12 @@ export interface BuiltApp {
 
 export interface AppOptions {
   limiter?: RateLimiter;
-  /** Log requests (off in most tests). */
-  logRequests?: boolean;
 }
 
 /** Builds the REST app: auth, limits, error shapes, every route, OpenAPI, health and metrics. */
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    disableRequestLogging: !opts.logRequests,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

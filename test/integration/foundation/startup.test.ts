@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchboard-start-'));
+let child: ChildProcess | undefined;
+afterAll(() => {
+  if (child?.pid) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start', () => {
+  it('serves /healthz and stops cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    child = spawn('npm', ['start', '--silent'], {
+      env: {
+        ...process.env,
+        SWITCHBOARD_DATA_DIR: dataDir,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        SIP_HOST: '127.0.0.1',
+        SIP_PORT: String(await freePort()),
+        SIP_PUBLIC_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let health: unknown;
+    for (let i = 0; i < 100 && health === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        health = await res.json();
+      } catch {
+        // not up yet
+      }
+    }
+    expect(health).toEqual({ status: 'ok' });
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain('process_cpu_user_seconds_total');
+    const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
+    // npm forwards SIGTERM to the engine, which drains and exits; npm then re-raises the signal.
+    child.kill('SIGTERM');
+    await exited;
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  }, 60_000);
+});

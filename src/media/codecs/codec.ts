@@ -1,0 +1,84 @@
+/**
+ * What the media layer needs to know about an RTP audio codec. A Codec is stateless description
+ * plus factories; each call direction gets its own encoder/decoder because ADPCM, Opus and
+ * concealment all carry state from one packet to the next.
+ */
+export interface Codec {
+  /** Encoding name as written in SDP rtpmap (case preserved: 'PCMU', 'G722', 'opus'). */
+  readonly name: string;
+  /** Static payload type, or the dynamic one we use when we make the offer. */
+  readonly payloadType: number;
+  /** RTP timestamp clock (G.722 says 8000 although it samples at 16 kHz: RFC 3551 §4.5.2). */
+  readonly clockRate: number;
+  /** Channel count as written in SDP (opus is always "/2" per RFC 7587, even for mono). */
+  readonly channels: number;
+  /** Rate of the PCM that encode() takes and decode() returns. */
+  readonly sampleRate: number;
+  /** Frame duration the encoder is fed with by default. */
+  readonly frameMs: number;
+  /** Packet times (ms) the codec can produce; the first is the preferred one. */
+  readonly ptimesMs: readonly number[];
+  /** a=fmtp parameters we advertise, if any. */
+  readonly fmtp?: string;
+  encoder(): CodecEncoder;
+  decoder(): CodecDecoder;
+}
+
+export interface CodecEncoder {
+  /** Mono PCM at codec.sampleRate, a whole number of codec frames → one RTP payload. */
+  encode(pcm: Int16Array): Buffer;
+  close?(): void;
+}
+
+export interface CodecDecoder {
+  /** One RTP payload → mono PCM at codec.sampleRate. */
+  decode(payload: Uint8Array): Int16Array;
+  /** PCM standing in for one lost packet of the last seen duration. */
+  conceal(): Int16Array;
+  close?(): void;
+}
+
+/** RTP timestamp units per `ms` of audio for this codec. */
+export function rtpTicks(codec: Codec, ms: number): number {
+  return Math.round((codec.clockRate * ms) / 1000);
+}
+
+/** PCM samples (at codec.sampleRate) per `ms` of audio. */
+export function pcmSamples(codec: Codec, ms: number): number {
+  return Math.round((codec.sampleRate * ms) / 1000);
+}
+
+/**
+ * Loss concealment for codecs without their own: replay the last good packet, fading out over a
+ * few consecutive losses so a long gap decays to silence instead of buzzing.
+ */
+export class FadeConcealer {
+  private last: Int16Array = new Int16Array(0);
+  private lost = 0;
+
+  /** Packets after which concealment is pure silence (3 × 20 ms = 60 ms of fade). */
+  constructor(
+    private readonly defaultSamples: number,
+    private readonly fadePackets = 3,
+  ) {}
+
+  remember(pcm: Int16Array): void {
+    this.last = pcm;
+    this.lost = 0;
+  }
+
+  conceal(): Int16Array {
+    const n = this.last.length || this.defaultSamples;
+    const out = new Int16Array(n);
+    if (this.last.length === 0 || this.lost >= this.fadePackets) {
+      this.lost++;
+      return out;
+    }
+    // Linear gain ramp across the whole concealment run, continuous from packet to packet.
+    const start = 1 - this.lost / this.fadePackets;
+    const step = 1 / this.fadePackets / n;
+    for (let i = 0; i < n; i++) out[i] = Math.round(this.last[i]! * (start - step * i));
+    this.lost++;
+    return out;
+  }
+}

@@ -1,0 +1,102 @@
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { PortPool, PortsExhaustedError, type RtpPortPair } from '../../../src/media/port-pool.ts';
+
+const HOST = '127.0.0.1';
+/** A 1000-port block per test process, so parallel runs on one machine rarely collide. */
+const BASE = 20_000 + (process.pid % 40) * 1000;
+
+async function bindForeign(port: number): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  s.bind(port, HOST);
+  await once(s, 'listening');
+  return s;
+}
+
+describe('PortPool (UDP over loopback)', () => {
+  it('hands out bound even/odd pairs that carry packets, and releases them without leaks', async () => {
+    const pool = new PortPool({ host: HOST, minPort: BASE, maxPort: BASE + 19 });
+    expect(pool.capacity).toBe(10);
+    const pairs: RtpPortPair[] = [];
+    for (let i = 0; i < 4; i++) pairs.push(await pool.allocate());
+    expect(pool.inUse).toBe(8);
+    for (const p of pairs) {
+      expect(p.rtpPort % 2).toBe(0);
+      expect(p.rtcpPort).toBe(p.rtpPort + 1);
+      expect(p.rtp.address().port).toBe(p.rtpPort);
+      expect(p.rtcp.address().port).toBe(p.rtcpPort);
+    }
+    expect(new Set(pairs.map((p) => p.rtpPort)).size).toBe(4);
+
+    const [a, b] = pairs as [RtpPortPair, RtpPortPair];
+    const got = once(b.rtp, 'message');
+    a.rtp.send(Uint8Array.of(0x80, 0, 0, 1), b.rtpPort, HOST);
+    const [msg, rinfo] = (await got) as [Buffer, dgram.RemoteInfo];
+    expect([...msg]).toEqual([0x80, 0, 0, 1]);
+    expect(rinfo.port).toBe(a.rtpPort);
+
+    await Promise.all(pairs.map((p) => p.release()));
+    await pairs[0]!.release(); // idempotent
+    expect(pool.inUse).toBe(0);
+    // The ports really are free again: anyone can bind them.
+    const probe = await bindForeign(pairs[0]!.rtpPort);
+    probe.close();
+  });
+
+  it('skips ports something else holds (either the RTP or the RTCP half)', async () => {
+    const min = BASE + 200;
+    const squatters = [await bindForeign(min), await bindForeign(min + 3)];
+    try {
+      const pool = new PortPool({ host: HOST, minPort: min, maxPort: min + 7 });
+      const pair = await pool.allocate();
+      expect(pair.rtpPort).toBe(min + 4);
+      const next = await pool.allocate();
+      expect(next.rtpPort).toBe(min + 6);
+      await expect(pool.allocate()).rejects.toBeInstanceOf(PortsExhaustedError);
+      expect(pool.inUse).toBe(4);
+      await pair.release();
+      await next.release();
+      expect(pool.inUse).toBe(0);
+    } finally {
+      for (const s of squatters) s.close();
+    }
+  });
+
+  it('gives concurrent callers distinct pairs and rotates instead of reusing the last port', async () => {
+    const min = BASE + 400;
+    const pool = new PortPool({ host: HOST, minPort: min, maxPort: min + 19 });
+    const pairs = await Promise.all(Array.from({ length: 10 }, () => pool.allocate()));
+    expect(new Set(pairs.map((p) => p.rtpPort)).size).toBe(10);
+    await expect(pool.allocate()).rejects.toMatchObject({ code: 'RTP_PORTS_EXHAUSTED', status: 503, retryable: true });
+    await Promise.all(pairs.map((p) => p.release()));
+
+    const first = await pool.allocate();
+    await first.release();
+    const second = await pool.allocate();
+    expect(second.rtpPort).not.toBe(first.rtpPort);
+    await second.release();
+    expect(pool.inUse).toBe(0);
+  });
+
+  it('survives many allocate/release cycles with no leaked ports', async () => {
+    const min = BASE + 600;
+    const pool = new PortPool({ host: HOST, minPort: min, maxPort: min + 9 });
+    for (let i = 0; i < 60; i++) {
+      const pair = await pool.allocate();
+      await pair.release();
+    }
+    expect(pool.inUse).toBe(0);
+  });
+
+  it('honours an aborted signal', async () => {
+    const pool = new PortPool({ host: HOST, minPort: BASE + 800, maxPort: BASE + 809 });
+    await expect(pool.allocate(AbortSignal.abort())).rejects.toThrow();
+    expect(pool.inUse).toBe(0);
+  });
+
+  it('rejects a range without a pair', () => {
+    expect(() => new PortPool({ host: HOST, minPort: 5001, maxPort: 5002 })).toThrow(RangeError);
+    expect(() => new PortPool({ host: HOST, minPort: 5000, maxPort: 4000 })).toThrow(RangeError);
+  });
+});

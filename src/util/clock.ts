@@ -27,11 +27,19 @@ interface Pending {
   cancelled: boolean;
 }
 
-/** A clock that only moves when told to; timers fire in order of due time, then creation. */
+function before(a: Pending, b: Pending): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/**
+ * A clock that only moves when told to; timers fire in order of due time, then creation.
+ * Timers sit in a binary heap so a long simulated call (tens of thousands of frames) stays fast.
+ */
 export class ManualClock implements Clock {
   private current: number;
   private seq = 0;
-  private pending: Pending[] = [];
+  private heap: Pending[] = [];
+  private live = 0;
 
   constructor(startMs = 1_700_000_000_000) {
     this.current = startMs;
@@ -47,35 +55,65 @@ export class ManualClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): Timer {
     const entry: Pending = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
-    this.pending.push(entry);
-    return { cancel: () => { entry.cancelled = true; } };
+    this.push(entry);
+    this.live++;
+    return {
+      cancel: () => {
+        if (entry.cancelled) return;
+        entry.cancelled = true;
+        this.live--;
+      },
+    };
   }
 
   /** Moves time forward by `ms`, firing every timer that falls due on the way. */
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {
-      const next = this.nextDue(target);
-      if (!next) break;
-      this.current = next.at;
-      next.cancelled = true;
-      next.fn();
+      const top = this.heap[0];
+      if (!top || top.at > target) break;
+      this.pop();
+      if (top.cancelled) continue;
+      top.cancelled = true;
+      this.live--;
+      this.current = Math.max(this.current, top.at);
+      top.fn();
     }
     this.current = target;
-    this.pending = this.pending.filter((p) => !p.cancelled);
   }
 
   /** Number of timers still waiting. */
   get pendingCount(): number {
-    return this.pending.filter((p) => !p.cancelled).length;
+    return this.live;
   }
 
-  private nextDue(limit: number): Pending | undefined {
-    let best: Pending | undefined;
-    for (const p of this.pending) {
-      if (p.cancelled || p.at > limit) continue;
-      if (!best || p.at < best.at || (p.at === best.at && p.seq < best.seq)) best = p;
+  private push(entry: Pending): void {
+    const h = this.heap;
+    h.push(entry);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
     }
-    return best;
+  }
+
+  private pop(): void {
+    const h = this.heap;
+    const last = h.pop()!;
+    if (h.length === 0) return;
+    h[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && before(h[l]!, h[m]!)) m = l;
+      if (r < h.length && before(h[r]!, h[m]!)) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m]!, h[i]!];
+      i = m;
+    }
   }
 }

@@ -1,0 +1,45 @@
+/**
+ * What the UA's parts (incoming/outgoing INVITE, registration, inbound routing) need from the
+ * UA core. Declared apart from user-agent.ts so those parts do not import the class.
+ */
+import type { Dialog, DialogHost } from './dialog.ts';
+import type { SipRequest, SipResponse } from './message.ts';
+import type { ClientTxHandlers, TransactionLayer } from './transaction-layer.ts';
+import type { ServerInviteTransaction } from './transaction-server.ts';
+import type { Destination, TransportKind } from './transaction-types.ts';
+import type { IncomingInvite } from './user-agent-incoming-invite.ts';
+
+export interface UaConfig {
+  userName: string;
+  displayName: string | undefined;
+  host: string;
+  port: number;
+  minSeSec: number;
+  userAgent: string;
+}
+
+export const UA_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE';
+export const UA_SUPPORTED = 'timer';
+
+export interface UaContext extends DialogHost {
+  readonly layer: TransactionLayer;
+  readonly config: UaConfig;
+  contactFor(transport: TransportKind): string;
+  /** Our address-of-record URI in angle brackets, for From. */
+  localUri(): string;
+  newTag(): string;
+  newCallId(): string;
+  /** Puts our Via with a fresh branch on top (replacing one we added before). */
+  addVia(req: SipRequest, transport: TransportKind): void;
+  /** Next hop for a request: first Route if loose-routed, else the Request-URI (no RFC 3263). */
+  resolve(req: SipRequest): Promise<Destination>;
+  /** Sends a request in a client transaction; final response, with 408/503 synthesised on failure. */
+  sendRequestTo(req: SipRequest, dest: Destination, onProvisional?: (res: SipResponse) => void): Promise<SipResponse>;
+  startClient(req: SipRequest, dest: Destination, handlers: ClientTxHandlers): void;
+  addDialog(dialog: Dialog): void;
+  findDialog(id: string): Dialog | undefined;
+  pendingIncoming: Map<ServerInviteTransaction, IncomingInvite>;
+  onInvite: ((incoming: IncomingInvite) => void) | undefined;
+  /** Work the UA must stop on close (pending INVITEs, registrations). */
+  track(item: { close(): void }): () => void;
+}

@@ -1,0 +1,222 @@
+/**
+ * An INVITE we sent (RFC 3261 §13.2): provisional responses as events, a Dialog on 2xx (ACKed
+ * here), one retry per 401/407 challenge through the credential seam, and CANCEL (§9.1) which is
+ * held back until a provisional response shows the far end has the INVITE.
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { Timer } from '../util/clock.ts';
+import { Dialog } from './dialog.ts';
+import { allowedMethods, dialogId, uacAddressing } from './dialog-requests.ts';
+import { negotiateAsUac } from './dialog-session-timer.ts';
+import { header, type SipHeader, type SipRequest, type SipResponse } from './message.ts';
+import { cseqOf, tagOf } from './transaction-headers.ts';
+import type { Destination } from './transaction-types.ts';
+import { answerChallenge, withCredentials, type DigestResponder } from './user-agent-auth.ts';
+import type { UaContext } from './user-agent-context.ts';
+
+export interface InviteOptions {
+  headers?: SipHeader[];
+  credentials?: DigestResponder;
+  /** Ask for RFC 4028 session timers with this interval (we offer to refresh). */
+  sessionExpiresSec?: number;
+}
+
+export class InviteFailedError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    readonly response: SipResponse | undefined,
+  ) {
+    super(`INVITE failed: ${status} ${reason}`);
+    this.name = 'InviteFailedError';
+  }
+}
+
+export interface OutgoingInviteEvents {
+  progress: (res: SipResponse) => void;
+}
+
+const MAX_AUTH_ATTEMPTS = 2;
+
+export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
+  readonly result: Promise<Dialog>;
+  private resolveResult!: (d: Dialog) => void;
+  private rejectResult!: (e: Error) => void;
+  private settled = false;
+  private current: SipRequest;
+  private dest: Destination | undefined;
+  private gotProvisional = false;
+  private cancelWanted = false;
+  private cancelSent = false;
+  private cancelGuard: Timer | undefined;
+  private authAttempts = 0;
+  private authHeader: SipHeader | undefined;
+  private readonly untrack: () => void;
+  /** Dialogs created by 2xx responses, by remote tag, so a retransmitted 2xx is only re-ACKed. */
+  private readonly byRemoteTag = new Map<string, Dialog>();
+
+  constructor(
+    private readonly ua: UaContext,
+    target: string,
+    private readonly sdpOffer: string,
+    private readonly opts: InviteOptions = {},
+  ) {
+    super();
+    this.result = new Promise<Dialog>((resolve, reject) => {
+      this.resolveResult = resolve;
+      this.rejectResult = reject;
+    });
+    // Callers may only await later; never leave an unhandled rejection behind.
+    this.result.catch(() => undefined);
+    this.current = this.build(target);
+    this.untrack = ua.track(this);
+  }
+
+  get callId(): string {
+    return header(this.current, 'call-id') ?? '';
+  }
+
+  private build(target: string): SipRequest {
+    const hdrs: SipHeader[] = [
+      { name: 'max-forwards', value: '70' },
+      { name: 'from', value: `${this.ua.localUri()};tag=${this.ua.newTag()}` },
+      { name: 'to', value: `<${target}>` },
+      { name: 'call-id', value: this.ua.newCallId() },
+      { name: 'cseq', value: '1 INVITE' },
+      { name: 'allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE' },
+      { name: 'supported', value: 'timer' },
+      { name: 'user-agent', value: this.ua.config.userAgent },
+    ];
+    if (this.opts.sessionExpiresSec !== undefined) {
+      hdrs.push({ name: 'session-expires', value: `${this.opts.sessionExpiresSec};refresher=uac` });
+    }
+    hdrs.push(...(this.opts.headers ?? []), { name: 'content-type', value: 'application/sdp' });
+    return { kind: 'request', method: 'INVITE', uri: target, version: 'SIP/2.0', headers: hdrs, body: Buffer.from(this.sdpOffer) };
+  }
+
+  /** Resolves the next hop and sends; errors end up in `result`. */
+  async start(): Promise<void> {
+    try {
+      this.dest = await this.ua.resolve(this.current);
+      this.send();
+    } catch (err) {
+      this.fail(new InviteFailedError(503, `cannot resolve target: ${String(err)}`, undefined));
+    }
+  }
+
+  private send(): void {
+    const dest = this.dest;
+    if (!dest || this.settled) return;
+    this.ua.addVia(this.current, dest.transport);
+    // Contact follows the transport actually used.
+    this.current.headers = this.current.headers.filter((h) => h.name !== 'contact');
+    this.current.headers.splice(5, 0, { name: 'contact', value: this.ua.contactFor(dest.transport) });
+    const req = this.current;
+    this.ua.startClient(req, dest, {
+      onResponse: (res) => void this.onResponse(req, res),
+      onTimeout: () => this.fail(new InviteFailedError(408, 'Request Timeout', undefined)),
+      onTransportError: () => this.fail(new InviteFailedError(503, 'Transport Error', undefined)),
+    });
+  }
+
+  private async onResponse(req: SipRequest, res: SipResponse): Promise<void> {
+    if (req !== this.current) return; // a response to a request superseded by an auth retry
+    if (res.status < 200) {
+      this.gotProvisional = true;
+      if (!this.settled) this.emit('progress', res);
+      if (this.cancelWanted) this.sendCancel();
+      return;
+    }
+    if (res.status < 300) {
+      this.on2xx(req, res);
+      return;
+    }
+    if ((res.status === 401 || res.status === 407) && !this.cancelWanted && this.authAttempts < MAX_AUTH_ATTEMPTS) {
+      this.authAttempts++;
+      const auth = await answerChallenge(this.opts.credentials, req, res).catch(() => undefined);
+      if (auth && !this.settled) {
+        this.authHeader = auth;
+        this.current = withCredentials(req, auth, (cseqOf(req)?.seq ?? 1) + 1);
+        this.gotProvisional = false;
+        this.send();
+        return;
+      }
+    }
+    this.fail(new InviteFailedError(res.status, res.reason, res));
+  }
+
+  private on2xx(req: SipRequest, res: SipResponse): void {
+    const remoteTag = tagOf(header(res, 'to')) ?? '';
+    const existing = this.byRemoteTag.get(remoteTag) ?? this.ua.findDialog(dialogId(this.callId, tagOf(header(req, 'from')) ?? '', remoteTag));
+    if (existing) {
+      existing.receive2xxRetransmission(res);
+      return;
+    }
+    const contact = this.ua.contactFor(this.dest?.transport ?? 'udp');
+    const dialog = new Dialog(this.ua, {
+      role: 'uac',
+      addressing: uacAddressing(req, res, contact),
+      localSeq: cseqOf(req)?.seq ?? 1,
+      remoteSeq: undefined,
+      localSdp: this.sdpOffer,
+      remoteSdp: res.body.length > 0 ? res.body.toString('utf8') : undefined,
+      remoteAllow: allowedMethods(res),
+    });
+    this.ua.addDialog(dialog);
+    this.byRemoteTag.set(remoteTag, dialog);
+    dialog.ack(cseqOf(req)?.seq ?? 1, this.authHeader ? [this.authHeader] : []);
+    const st = negotiateAsUac(res);
+    if (st) dialog.armSessionTimer(st.deltaSec, st.weRefresh);
+    if (this.settled || this.cancelWanted) {
+      // §13.2.2.4 / §9.1: a 2xx we no longer want (fork, or CANCEL lost the race) is ACKed and hung up.
+      void dialog.bye();
+      if (!this.settled) this.fail(new InviteFailedError(487, 'Request Terminated', res));
+      return;
+    }
+    this.settle();
+    this.resolveResult(dialog);
+  }
+
+  /** Cancels a pending INVITE; the result then rejects with 487 (unless a 2xx won the race). */
+  cancel(): void {
+    if (this.settled || this.cancelWanted) return;
+    this.cancelWanted = true;
+    if (this.gotProvisional) this.sendCancel();
+    // §9.1: give the INVITE 64*T1 to finish after CANCEL, then stop waiting.
+    this.cancelGuard = this.ua.clock.setTimeout(() => {
+      this.fail(new InviteFailedError(487, 'Request Terminated', undefined));
+    }, 64 * this.ua.timers.t1Ms);
+  }
+
+  private sendCancel(): void {
+    if (this.cancelSent || !this.dest) return;
+    this.cancelSent = true;
+    const inv = this.current;
+    const hdrs: SipHeader[] = [];
+    const via = inv.headers.find((h) => h.name === 'via');
+    if (via) hdrs.push({ ...via });
+    for (const h of inv.headers) {
+      if (['max-forwards', 'from', 'to', 'call-id', 'route'].includes(h.name)) hdrs.push({ ...h });
+    }
+    hdrs.push({ name: 'cseq', value: `${cseqOf(inv)?.seq ?? 1} CANCEL` }, { name: 'content-length', value: '0' });
+    const cancel: SipRequest = { kind: 'request', method: 'CANCEL', uri: inv.uri, version: 'SIP/2.0', headers: hdrs, body: Buffer.alloc(0) };
+    this.ua.startClient(cancel, this.dest, { onResponse: () => undefined });
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    this.settle();
+    this.rejectResult(err);
+  }
+
+  private settle(): void {
+    this.settled = true;
+    this.cancelGuard?.cancel();
+    this.untrack();
+  }
+
+  /** Stops waiting (UA shutdown); the transaction layer's close stops the retransmissions. */
+  close(): void {
+    this.fail(new InviteFailedError(503, 'User agent closed', undefined));
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * The UA core: one transport, one transaction layer, the dialogs. Incoming INVITEs go to
+ * `onInvite`; outgoing calls via invite(), registrations via register(), pings via options().
+ * close() releases every dialog timer, transaction, socket and listener.
+ */
+import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import net from 'node:net';
+import { EventEmitter } from 'eventemitter3';
+import { systemClock, type Clock } from '../util/clock.ts';
+import type { Dialog } from './dialog.ts';
+import { header, type SipHeader, type SipMessage, type SipRequest, type SipResponse } from './message.ts';
+import { parseNameAddr } from './name-addr.ts';
+import { TransactionLayer, type ClientTxHandlers } from './transaction-layer.ts';
+import { cseqOf, formatVia, MAGIC_COOKIE, tagOf } from './transaction-headers.ts';
+import { buildResponse } from './transaction-response.ts';
+import type { ServerInviteTransaction } from './transaction-server.ts';
+import type { Destination, TimerConfig, TransportKind } from './transaction-types.ts';
+import { SipTransport, type SipTransportOptions } from './transport.ts';
+import { dialogId } from './dialog-requests.ts';
+import type { UaConfig, UaContext } from './user-agent-context.ts';
+import type { IncomingInvite } from './user-agent-incoming-invite.ts';
+import { handleInbound } from './user-agent-inbound.ts';
+import { OutgoingInvite, type InviteOptions } from './user-agent-outgoing-invite.ts';
+import { Registration, type RegisterOptions } from './user-agent-register.ts';
+import { parseSipUri } from './uri.ts';
+
+export interface UserAgentOptions {
+  host?: string;
+  /** 0 for an ephemeral port (tests). Default 5060. */
+  port?: number;
+  transports?: ReadonlyArray<'udp' | 'tcp'>;
+  userName?: string;
+  displayName?: string;
+  clock?: Clock;
+  timers?: Partial<TimerConfig>;
+  /** RFC 4028 Min-SE we enforce, seconds. Default 90. */
+  minSeSec?: number;
+  userAgent?: string;
+  onInvite?: (incoming: IncomingInvite) => void;
+  /** Random token source for tags, branches and Call-IDs (tests may fix it). */
+  random?: () => string;
+  onError?: (err: Error) => void;
+  transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'maxDatagramBytes'>;
+}
+
+export interface UserAgentEvents {
+  dialog: (dialog: Dialog) => void;
+  error: (err: Error) => void;
+}
+
+export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContext {
+  readonly clock: Clock;
+  readonly layer: TransactionLayer;
+  readonly config: UaConfig;
+  onInvite: ((incoming: IncomingInvite) => void) | undefined;
+  readonly pendingIncoming = new Map<ServerInviteTransaction, IncomingInvite>();
+  private readonly dialogs = new Map<string, Dialog>();
+  private readonly tracked = new Set<{ close(): void }>();
+  private readonly random: () => string;
+  private transport!: SipTransport;
+  private closing: Promise<void> | undefined;
+
+  private constructor(opts: UserAgentOptions) {
+    super();
+    this.clock = opts.clock ?? systemClock;
+    this.random = opts.random ?? (() => randomBytes(8).toString('hex'));
+    this.onInvite = opts.onInvite;
+    this.config = {
+      userName: opts.userName ?? 'switchboard',
+      displayName: opts.displayName,
+      host: opts.host ?? '127.0.0.1',
+      port: opts.port ?? 5060,
+      minSeSec: opts.minSeSec ?? 90,
+      userAgent: opts.userAgent ?? 'Switchboard',
+    };
+    this.layer = new TransactionLayer({
+      clock: this.clock,
+      timers: opts.timers ?? {},
+      send: (msg, dest) => this.transport.send(msg, dest),
+      tu: {
+        onRequest: (req, tx, source) => handleInbound(this, req, tx, source),
+        onStrayResponse: (res) => this.onStrayResponse(res),
+      },
+    });
+  }
+
+  static async create(opts: UserAgentOptions = {}): Promise<UserAgent> {
+    const ua = new UserAgent(opts);
+    ua.transport = await SipTransport.listen(
+      {
+        ...opts.transport,
+        host: ua.config.host,
+        port: ua.config.port,
+        transports: opts.transports ?? ['udp', 'tcp'],
+        onError: (err) => opts.onError?.(err),
+      },
+      {
+        onRequest: (req, source) => ua.layer.receiveRequest(req, source),
+        onResponse: (res, source) => ua.layer.receiveResponse(res, source),
+      },
+    );
+    ua.config.port = ua.transport.localPort;
+    return ua;
+  }
+
+  get timers(): TimerConfig {
+    return this.layer.timers;
+  }
+
+  get minSeSec(): number {
+    return this.config.minSeSec;
+  }
+
+  get port(): number {
+    return this.config.port;
+  }
+
+  /** Live counts, for leak checks. */
+  get stats(): { transactions: number; transactionTimers: number; dialogs: number; connections: number; pending: number } {
+    return {
+      transactions: this.layer.size,
+      transactionTimers: this.layer.timerCount,
+      dialogs: this.dialogs.size,
+      connections: this.transport.connectionCount,
+      pending: this.tracked.size + this.pendingIncoming.size,
+    };
+  }
+
+  /** Places a call; await `result` for the Dialog. */
+  invite(target: string, sdpOffer: string, opts: InviteOptions = {}): OutgoingInvite {
+    const call = new OutgoingInvite(this, target, sdpOffer, opts);
+    void call.start();
+    return call;
+  }
+
+  /** Starts a registration and sends the first REGISTER. */
+  register(opts: RegisterOptions): { registration: Registration; result: Promise<SipResponse> } {
+    const registration = new Registration(this, opts);
+    return { registration, result: registration.register() };
+  }
+
+  /** Out-of-dialog OPTIONS (keepalive / capability probe). */
+  async options(target: string, extraHeaders: SipHeader[] = []): Promise<SipResponse> {
+    const req: SipRequest = {
+      kind: 'request',
+      method: 'OPTIONS',
+      uri: target,
+      version: 'SIP/2.0',
+      headers: [
+        { name: 'max-forwards', value: '70' },
+        { name: 'from', value: `${this.localUri()};tag=${this.newTag()}` },
+        { name: 'to', value: `<${target}>` },
+        { name: 'call-id', value: this.newCallId() },
+        { name: 'cseq', value: '1 OPTIONS' },
+        { name: 'accept', value: 'application/sdp' },
+        ...extraHeaders,
+      ],
+      body: Buffer.alloc(0),
+    };
+    return this.sendRequestTo(req, await this.resolve(req));
+  }
+
+  // ---- UaContext / DialogHost ----
+
+  contactFor(transport: TransportKind): string {
+    const t = transport === 'udp' ? '' : `;transport=${transport}`;
+    return `<sip:${this.config.userName}@${this.config.host}:${this.config.port}${t}>`;
+  }
+
+  localUri(): string {
+    const dn = this.config.displayName === undefined ? '' : `"${this.config.displayName.replace(/["\\]/g, '')}" `;
+    return `${dn}<sip:${this.config.userName}@${this.config.host}>`;
+  }
+
+  newTag(): string {
+    return this.random();
+  }
+
+  newCallId(): string {
+    return `${this.random()}${this.random()}@${this.config.host}`;
+  }
+
+  addVia(req: SipRequest, transport: TransportKind): void {
+    const via = formatVia({
+      protocol: `SIP/2.0/${transport.toUpperCase()}`,
+      transport: transport.toUpperCase(),
+      host: this.config.host,
+      port: this.config.port,
+      params: new Map([['branch', `${MAGIC_COOKIE}${this.random()}`], ['rport', undefined]]),
+    });
+    const mine = req.headers.findIndex((h) => h.name === 'via');
+    if (mine === 0) req.headers[0] = { name: 'via', value: via };
+    else req.headers.unshift({ name: 'via', value: via });
+  }
+
+  async resolve(req: SipRequest): Promise<Destination> {
+    const route = header(req, 'route');
+    const text = (route === undefined ? undefined : parseNameAddr(route)?.uri) ?? req.uri;
+    const uri = parseSipUri(text);
+    if (!uri) throw new Error(`cannot route to ${text}`);
+    const param = uri.params.get('transport')?.toLowerCase();
+    const transport: TransportKind = uri.scheme === 'sips' ? 'tls' : param === 'tcp' ? 'tcp' : param === 'tls' ? 'tls' : 'udp';
+    const host = uri.host.replace(/^\[|\]$/g, '');
+    const address = net.isIP(host) ? host : (await lookup(host, { family: 4 })).address;
+    return { transport, address, port: uri.port ?? (transport === 'tls' ? 5061 : 5060) };
+  }
+
+  startClient(req: SipRequest, dest: Destination, handlers: ClientTxHandlers): void {
+    if (!req.headers.some((h) => h.name === 'via')) this.addVia(req, dest.transport);
+    this.layer.sendRequest(req, dest, handlers);
+  }
+
+  sendRequestTo(req: SipRequest, dest: Destination, onProvisional?: (res: SipResponse) => void): Promise<SipResponse> {
+    return new Promise<SipResponse>((resolve) => {
+      this.addVia(req, dest.transport);
+      // §8.1.3.1: a timeout reads as 408 and a transport failure as 503.
+      const synth = (status: number) => resolve(buildResponse(req, status));
+      try {
+        this.layer.sendRequest(req, dest, {
+          onResponse: (res) => (res.status < 200 ? onProvisional?.(res) : resolve(res)),
+          onTimeout: () => synth(408),
+          onTransportError: () => synth(503),
+        });
+      } catch {
+        synth(503);
+      }
+    });
+  }
+
+  async sendRequest(req: SipRequest): Promise<SipResponse> {
+    let dest: Destination;
+    try {
+      dest = await this.resolve(req);
+    } catch {
+      return buildResponse(req, 503);
+    }
+    return this.sendRequestTo(req, dest);
+  }
+
+  sendAck(ack: SipRequest): void {
+    void this.resolve(ack)
+      .then((dest) => {
+        if (!ack.headers.some((h) => h.name === 'via')) this.addVia(ack, dest.transport);
+        this.layer.sendStateless(ack, dest);
+      })
+      .catch((err: unknown) => this.emit('error', err instanceof Error ? err : new Error(String(err))));
+  }
+
+  sendResponse(res: SipResponse, dest: Destination): void {
+    this.layer.sendStateless(res as SipMessage, dest);
+  }
+
+  addDialog(dialog: Dialog): void {
+    this.dialogs.set(dialog.id, dialog);
+    this.emit('dialog', dialog);
+  }
+
+  findDialog(id: string): Dialog | undefined {
+    return this.dialogs.get(id);
+  }
+
+  dialogEnded(dialog: Dialog): void {
+    if (this.dialogs.get(dialog.id) === dialog) this.dialogs.delete(dialog.id);
+  }
+
+  track(item: { close(): void }): () => void {
+    this.tracked.add(item);
+    return () => this.tracked.delete(item);
+  }
+
+  /** A 2xx to INVITE after the client transaction is gone: our ACK was lost, so resend it. */
+  private onStrayResponse(res: SipResponse): void {
+    if (res.status < 200 || res.status >= 300 || cseqOf(res)?.method !== 'INVITE') return;
+    const id = dialogId(header(res, 'call-id') ?? '', tagOf(header(res, 'from')) ?? '', tagOf(header(res, 'to')) ?? '');
+    this.dialogs.get(id)?.receive2xxRetransmission(res);
+  }
+
+  /** Releases dialogs (without BYE), pending work, transactions and sockets. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const item of [...this.tracked]) item.close();
+      this.tracked.clear();
+      for (const d of [...this.dialogs.values()]) d.close();
+      this.dialogs.clear();
+      this.pendingIncoming.clear();
+      this.onInvite = undefined;
+      this.layer.close();
+      await this.transport.close();
+      this.removeAllListeners();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * CPU cost per 20 ms frame of the caller-side audio stages: Silero VAD and the RNNoise denoiser.
+ * Run: node --import tsx bench/vad.ts [calls=150] [seconds=10]
+ *
+ * Reports process CPU time (user+system), not wall time: onnxruntime-node and the RNNoise wasm
+ * both run on the JS thread, so CPU per frame is exactly the event-loop budget they take, and CPU
+ * time is not inflated when the machine is busy with something else. The target is 150
+ * concurrent calls on 2 cores, i.e. 150 × 50 frames per second.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as ort from 'onnxruntime-node';
+import { splitPcm, SAMPLE_RATE, type AudioFrame } from '../src/audio/frame.ts';
+import { readWav } from '../src/audio/wav.ts';
+import { SileroVad } from '../src/audio/vad/silero.ts';
+import { Denoiser } from '../src/audio/denoise.ts';
+
+const calls = Number(process.argv[2] ?? 150);
+const seconds = Number(process.argv[3] ?? 10);
+const FRAMES_PER_SECOND = 50;
+
+// Speech and noise alternate so the model sees realistic input rather than zeros.
+const fixture = (name: string): Int16Array =>
+  readWav(readFileSync(fileURLToPath(new URL(`../fixtures/audio/${name}.wav`, import.meta.url)))).samples;
+const frames: AudioFrame[] = ['utt-address', 'noise-street', 'utt-phone-number', 'noise-babble']
+  .flatMap((n) => splitPcm(fixture(n)))
+  .map((samples) => ({ samples, sampleRate: SAMPLE_RATE }));
+
+interface Measure {
+  cpuMsPerFrame: number;
+  wallMsPerFrame: number;
+}
+
+async function measure(totalFrames: number, body: () => Promise<void>): Promise<Measure> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await body();
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / totalFrames, wallMsPerFrame: wall / totalFrames };
+}
+
+function report(label: string, m: Measure): void {
+  const coresAt150 = (m.cpuMsPerFrame * FRAMES_PER_SECOND * 150) / 1000;
+  const callsPerCore = Math.floor(1000 / (m.cpuMsPerFrame * FRAMES_PER_SECOND));
+  console.log(
+    `${label.padEnd(46)} ${m.cpuMsPerFrame.toFixed(4)} ms CPU/frame (wall ${m.wallMsPerFrame.toFixed(4)})` +
+      `  ${((m.cpuMsPerFrame / 20) * 100).toFixed(2)}% of a core per call` +
+      `  150 calls = ${coresAt150.toFixed(2)} cores  ≈${callsPerCore} calls/core`,
+  );
+}
+
+const vad = await SileroVad.load();
+const denoiser = await Denoiser.load();
+const framesPerCall = seconds * FRAMES_PER_SECOND;
+
+// Warm-up: first runs pay for lazy initialisation inside onnxruntime and the wasm JIT.
+{
+  const s = vad.createStream();
+  for (const f of frames.slice(0, 200)) await s.push(f);
+  const d = denoiser.createStream();
+  for (const f of frames.slice(0, 200)) d.process(f);
+  d.close();
+}
+
+console.log(`node ${process.version}, onnxruntime-node ${ort.env.versions.common}, ${calls} calls × ${seconds} s of audio`);
+
+{
+  const s = vad.createStream();
+  report('VAD, 1 call', await measure(framesPerCall, async () => {
+    for (let i = 0; i < framesPerCall; i++) await s.push(frames[i % frames.length]!);
+  }));
+}
+// Live calls' packets arrive spread over the 20 ms tick, so how many land in one event-loop turn
+// (and share one batched run) depends on load: measure all-in-one-turn, 10 turns and 1 per turn.
+for (const groups of [1, 10, calls]) {
+  const streams = Array.from({ length: calls }, () => vad.createStream());
+  const size = Math.ceil(calls / groups);
+  const before = vad.stats;
+  const m = await measure(framesPerCall * calls, async () => {
+    for (let i = 0; i < framesPerCall; i++) {
+      for (let g = 0; g < calls; g += size) {
+        // Each call starts at a different point of the audio, as live calls would.
+        await Promise.all(streams.slice(g, g + size).map((s, k) => s.push(frames[(i + (g + k) * 37) % frames.length]!)));
+      }
+    }
+  });
+  const batch = (vad.stats.windows - before.windows) / (vad.stats.runs - before.runs);
+  report(`VAD, ${calls} calls, ${groups === 1 ? 'all in one turn' : `${groups} turns/tick`} (batch ${batch.toFixed(1)})`, m);
+}
+{
+  const d = denoiser.createStream();
+  report('RNNoise denoise, 1 call', await measure(framesPerCall, async () => {
+    for (let i = 0; i < framesPerCall; i++) d.process(frames[i % frames.length]!);
+  }));
+  d.close();
+}
+{
+  // The floor: bare session.run on a full [B, 576] batch, without the streams' bookkeeping.
+  const B = calls;
+  const feeds = {
+    input: new ort.Tensor('float32', new Float32Array(B * 576).map(() => Math.random() * 0.2 - 0.1), [B, 576]),
+    state: new ort.Tensor('float32', new Float32Array(2 * B * 128), [2, B, 128]),
+    sr: vad.srTensor,
+  };
+  const runs = Math.max(20, Math.round((framesPerCall * 320) / 512 / 4));
+  await vad.session.run(feeds);
+  // A batched run covers one 32 ms window for each of B calls = 1.6 frames each.
+  report(`VAD bare ORT run, batch ${B} (floor)`, await measure((runs * B * 512) / 320, async () => {
+    for (let i = 0; i < runs; i++) await vad.session.run(feeds);
+  }));
+}
+await vad.close();

@@ -1,0 +1,109 @@
+/**
+ * Noise suppression for the caller's audio (`enable_noise_cancellation`), before VAD and STT.
+ * RNNoise (xiph, via the @echogarden/rnnoise-wasm build) works on 48 kHz audio in 10 ms frames,
+ * so each 20 ms 16 kHz frame is upsampled ×3, run through RNNoise as two 480-sample frames and
+ * downsampled back. One wasm module is loaded per process; each call gets its own RNNoise state
+ * and resamplers (both carry history between frames).
+ */
+import createRNNoise, { type RNNoiseModule } from '@echogarden/rnnoise-wasm';
+import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
+import { Resampler } from './resample.ts';
+
+const RNNOISE_RATE = 48_000;
+const RNNOISE_FRAME = 480;
+const UP = RNNOISE_RATE / SAMPLE_RATE;
+/** 10 ms at 16 kHz: frames must be whole multiples so every RNNoise frame is complete. */
+const INPUT_QUANTUM = RNNOISE_FRAME / UP;
+
+/** The shared RNNoise module. `Denoiser.load()` once at start-up; `createStream()` per call. */
+export class Denoiser {
+  /** Scratch frames in wasm memory, shared: processing is synchronous, so calls cannot overlap. */
+  private readonly inPtr: number;
+  private readonly outPtr: number;
+
+  private constructor(readonly module: RNNoiseModule) {
+    const size = module._rnnoise_get_frame_size();
+    if (size !== RNNOISE_FRAME) throw new Error(`RNNoise frame size is ${size}, expected ${RNNOISE_FRAME}`);
+    this.inPtr = module._malloc(RNNOISE_FRAME * 4);
+    this.outPtr = module._malloc(RNNOISE_FRAME * 4);
+  }
+
+  static async load(): Promise<Denoiser> {
+    return new Denoiser(await createRNNoise());
+  }
+
+  createStream(): DenoiseStream {
+    return new DenoiseStream(this);
+  }
+
+  /**
+   * Run one 48 kHz frame in place through `state`. Samples are in int16 scale, as RNNoise
+   * expects. Returns RNNoise's voice probability for the frame.
+   * @internal used by DenoiseStream
+   */
+  processFrame48k(state: number, frame: Float32Array): number {
+    const m = this.module;
+    const inAt = this.inPtr >> 2;
+    const outAt = this.outPtr >> 2;
+    m.HEAPF32.set(frame, inAt);
+    const vad = m._rnnoise_process_frame(state, this.outPtr, this.inPtr);
+    frame.set(m.HEAPF32.subarray(outAt, outAt + RNNOISE_FRAME));
+    return vad;
+  }
+}
+
+/** One call's denoiser. Owns native memory: call `close()` when the call ends. */
+export class DenoiseStream {
+  private state: number;
+  private readonly up = new Resampler(SAMPLE_RATE, RNNOISE_RATE);
+  private readonly down = new Resampler(RNNOISE_RATE, SAMPLE_RATE);
+  private readonly work = new Float32Array(RNNOISE_FRAME);
+  private readonly hiRes = new Int16Array(RNNOISE_FRAME * 4);
+  private voice = 0;
+
+  constructor(private readonly denoiser: Denoiser) {
+    this.state = denoiser.module._rnnoise_create(0);
+    if (this.state === 0) throw new Error('rnnoise_create failed');
+  }
+
+  /**
+   * Audio delay added by denoising, in ms: the two resampling filters (1 ms each) plus RNNoise's
+   * own 10 ms of overlap-add. Alignment with the raw audio (recordings) must account for it.
+   */
+  static readonly delayMs = 12;
+
+  /** RNNoise's own voice-activity estimate for the latest 10 ms (a by-product, not the VAD). */
+  get voiceProbability(): number {
+    return this.voice;
+  }
+
+  /** Denoise one 16 kHz frame (a multiple of 10 ms; 20 ms in practice) into a new frame. */
+  process(frame: AudioFrame): AudioFrame {
+    if (this.state === 0) throw new Error('DenoiseStream is closed');
+    if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`denoiser needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate}`);
+    if (frame.samples.length % INPUT_QUANTUM !== 0) {
+      throw new RangeError(`denoiser frames must be a multiple of ${INPUT_QUANTUM} samples, got ${frame.samples.length}`);
+    }
+    const hi = this.up.process(frame.samples);
+    // Exact for an integer ratio and whole 10 ms frames; a mismatch would silently shift audio.
+    if (hi.length !== frame.samples.length * UP) throw new Error(`upsampler produced ${hi.length} samples`);
+    const work = this.work;
+    const cleaned = hi.length <= this.hiRes.length ? this.hiRes.subarray(0, hi.length) : new Int16Array(hi.length);
+    for (let at = 0; at < hi.length; at += RNNOISE_FRAME) {
+      for (let i = 0; i < RNNOISE_FRAME; i++) work[i] = hi[at + i]!;
+      this.voice = this.denoiser.processFrame48k(this.state, work);
+      for (let i = 0; i < RNNOISE_FRAME; i++) {
+        const v = Math.round(work[i]!);
+        cleaned[at + i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+      }
+    }
+    return { samples: this.down.process(cleaned), sampleRate: SAMPLE_RATE };
+  }
+
+  /** Free the RNNoise state. Idempotent. */
+  close(): void {
+    if (this.state === 0) return;
+    this.denoiser.module._rnnoise_destroy(this.state);
+    this.state = 0;
+  }
+}

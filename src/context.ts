@@ -3,6 +3,9 @@ import type { Config } from './config.ts';
 import type { Store, Repos } from './store/index.ts';
 import type { Clock } from './util/clock.ts';
 import type { SecretBox } from './store/secrets.ts';
+import type { Catalog } from './catalog/catalog.ts';
+import type { TrunkRegistry } from './sip/trunk-registry.ts';
+import type { CampaignRunner } from './campaigns/state.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -15,4 +18,10 @@ export interface AppContext {
   clock: Clock;
   logger: Logger;
   secrets: SecretBox;
+  /** Languages, models, providers and voices (built-in, or SWITCHBOARD_CATALOG). */
+  catalog: Catalog;
+  /** Provisioned SIP trunks (REST creates them, the SIP layer routes by them). */
+  trunks: TrunkRegistry;
+  /** Runs campaign calls; absent means the no-op runner (no dialer yet). */
+  campaignRunner?: CampaignRunner;
 }

@@ -47,6 +47,8 @@ export interface NegotiatedMedia {
   /** Every payload type the far end may send us, the sending one included. */
   receiveCodecs: ReadonlyMap<number, Codec>;
   dtmfPayloadType?: number;
+  /** telephone-event clock from the SDP (8000 unless it matched the audio clock). */
+  dtmfClockRate?: number;
   ptimeMs: number;
   /** Our direction: whether we should send and expect to receive. */
   direction: MediaDirection;
@@ -173,7 +175,7 @@ export function answerOffer(offerSdp: string, local: LocalMedia, session: SdpSes
         codec: first.codec,
         payloadType: first.format.payloadType,
         receiveCodecs: new Map(answered.map(({ format, codec }) => [format.payloadType, codec])),
-        ...(dtmf ? { dtmfPayloadType: dtmf.payloadType } : {}),
+        ...(dtmf ? { dtmfPayloadType: dtmf.payloadType, dtmfClockRate: dtmf.clockRate } : {}),
         ptimeMs,
         direction,
         remoteHold: heldByAddress || !canSend(mirrorDirection(m.direction)),
@@ -261,7 +263,7 @@ export function processAnswer(answerSdp: string, offered: OfferedMedia): Negotia
     codec: first.codec,
     payloadType: first.format.payloadType,
     receiveCodecs: new Map(accepted.map(({ format, codec }) => [format.payloadType, codec])),
-    ...(dtmf ? { dtmfPayloadType: dtmf.payloadType } : {}),
+    ...(dtmf ? { dtmfPayloadType: dtmf.payloadType, dtmfClockRate: dtmf.clockRate } : {}),
     ptimeMs: pickPtime(first.codec, m.ptimeMs, m.maxptimeMs, offered.ptimeMs),
     direction: intersectDirections(mirrorDirection(answered), offered.direction),
     remoteHold: heldByAddress || !canSend(mirrorDirection(m.direction)),

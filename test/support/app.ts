@@ -3,6 +3,8 @@ import { loadConfig } from '../../src/config.ts';
 import { openMemoryStore } from '../../src/store/db.ts';
 import { createRepos } from '../../src/store/index.ts';
 import { SecretBox } from '../../src/store/secrets.ts';
+import { Catalog } from '../../src/catalog/catalog.ts';
+import { InMemoryTrunkRegistry } from '../../src/sip/trunk-registry.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { createLogger } from '../../src/util/logger.ts';
 import { buildApp } from '../../src/api/app.ts';
@@ -24,13 +26,17 @@ export interface TestApp {
 export async function testApp(env: Record<string, string> = {}): Promise<TestApp> {
   const clock = new ManualClock();
   const store = openMemoryStore();
+  const secrets = new SecretBox(Buffer.alloc(32, 7));
+  const config = loadConfig({ SWITCHBOARD_DATA_DIR: '/tmp/switchboard-test-unused', SIP_PUBLIC_HOST: '127.0.0.1', ...env });
   const ctx: AppContext = {
-    config: loadConfig({ SWITCHBOARD_DATA_DIR: '/tmp/switchboard-test-unused', SIP_PUBLIC_HOST: '127.0.0.1', ...env }),
+    config,
     store,
-    repos: createRepos(store, clock),
+    repos: createRepos(store, clock, secrets),
     clock,
     logger: createLogger('silent'),
-    secrets: new SecretBox(Buffer.alloc(32, 7)),
+    secrets,
+    catalog: Catalog.load(config),
+    trunks: new InMemoryTrunkRegistry(),
   };
   const { app } = await buildApp(ctx);
   await app.ready();

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { idParams, type Api } from '../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { Call } from '../../store/repos/calls.ts';
+import { iso } from '../../store/json.ts';
+import { toDollars } from '../../util/money.ts';
+import { NotFoundError } from '../../util/errors.ts';
+
+/** Call records (read side). Placing a call (POST /user/calls) arrives with the SIP layer. */
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+  assistant_id: z.coerce.number().int().positive().optional(),
+  campaign_id: z.coerce.number().int().positive().optional(),
+});
+
+export function presentCall(c: Call, publicUrl: string) {
+  const durationMs = c.answerAt !== null && c.endAt !== null ? Math.max(0, c.endAt - c.answerAt) : null;
+  return {
+    id: c.id,
+    uuid: c.uuid,
+    direction: c.direction,
+    status: c.status,
+    assistant_id: c.assistantId,
+    phone_number_id: c.phoneNumberId,
+    sip_trunk_id: c.sipTrunkId,
+    campaign_id: c.campaignId,
+    lead_id: c.leadId,
+    from_number: c.fromNumber,
+    to_number: c.toNumber,
+    started_at: iso(c.inviteAt),
+    answered_at: iso(c.answerAt),
+    ended_at: iso(c.endAt),
+    duration_seconds: durationMs === null ? null : Math.round(durationMs / 1000),
+    codec: c.codec,
+    end_cause: c.endCause,
+    quality: c.quality,
+    transcript: c.transcript ?? [],
+    evaluation: c.evaluation,
+    variables: c.variables,
+    recording_url: c.recordingPath ? `${publicUrl}/api/user/calls/${c.id}/recording` : null,
+    cost: toDollars(c.costMicros),
+  };
+}
+
+export function registerCallRoutes(api: Api, ctx: AppContext): void {
+  const tags = ['Calls'];
+  api.route({
+    method: 'GET',
+    url: '/user/calls',
+    summary: 'List calls, newest first',
+    tags,
+    query: listQuery,
+    async handler({ query, accountId }) {
+      const calls = await ctx.repos.calls.list(accountId, {
+        limit: query.limit,
+        offset: query.offset,
+        assistantId: query.assistant_id,
+        campaignId: query.campaign_id,
+      });
+      return calls.map((c) => presentCall(c, ctx.config.publicUrl));
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/calls/:id',
+    summary: 'Get a call with timings, quality, transcript and recording URL',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      const call = await ctx.repos.calls.get(accountId, params.id);
+      if (!call) throw new NotFoundError('Call');
+      return presentCall(call, ctx.config.publicUrl);
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/calls/:id/recording',
+    summary: 'Download the call recording (WAV)',
+    tags,
+    params: idParams,
+    async handler({ params, accountId, reply }) {
+      const call = await ctx.repos.calls.get(accountId, params.id);
+      if (!call?.recordingPath) throw new NotFoundError('Recording');
+      // Stored paths are relative to the data directory; never serve anything outside it.
+      const root = path.resolve(ctx.config.dataDir);
+      const file = path.resolve(root, call.recordingPath);
+      if (!file.startsWith(root + path.sep) || !fs.existsSync(file)) throw new NotFoundError('Recording');
+      return reply.header('Content-Type', 'audio/wav').send(fs.createReadStream(file));
+    },
+  });
+}

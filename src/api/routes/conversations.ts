@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { Api } from '../route.ts';
+import type { AppContext } from '../../context.ts';
+import { chatServices } from '../../chat/services.ts';
+
+const uuidParams = z.object({ uuid: z.string().min(1).max(64) });
+const variables = z.record(z.string(), z.unknown()).nullable().optional();
+
+/**
+ * Chatbot conversations and AI hand-over. The three chatbot endpoints take an optional key: with
+ * one, only the key's account's assistants and conversations exist; without, the assistant UUID
+ * (then the conversation UUID) is the capability, as embeddable widgets need.
+ */
+export function registerConversationRoutes(api: Api, ctx: AppContext): void {
+  const chat = () => chatServices(ctx).conversations;
+
+  api.route({
+    method: 'POST',
+    url: '/conversations',
+    summary: 'Start a chatbot conversation',
+    tags: ['Conversations'],
+    auth: 'optional',
+    errorStyle: 'status',
+    body: z.object({
+      assistant_id: z.uuid(),
+      type: z.enum(['widget', 'test']).default('widget'),
+      variables,
+    }),
+    handler: ({ body, accountId }) => chat().create(accountId, body.assistant_id, body.type, body.variables),
+  });
+
+  api.route({
+    method: 'GET',
+    url: '/conversations/:uuid',
+    summary: 'Read a conversation with its history',
+    tags: ['Conversations'],
+    auth: 'optional',
+    errorStyle: 'status',
+    params: uuidParams,
+    handler: ({ params, accountId }) => chat().view(accountId, params.uuid),
+  });
+
+  api.route({
+    method: 'POST',
+    url: '/conversations/:uuid/messages',
+    summary: 'Send a user message and get the assistant reply',
+    tags: ['Conversations'],
+    auth: 'optional',
+    errorStyle: 'status',
+    params: uuidParams,
+    body: z.object({ message: z.string().trim().min(1).max(2000) }),
+    handler: ({ params, body, accountId }) => chat().sendMessage(accountId, params.uuid, body.message),
+  });
+
+  for (const [action, enabled] of [['disable-ai', false], ['enable-ai', true]] as const) {
+    api.route({
+      method: 'POST',
+      url: `/automate/conversations/:uuid/${action}`,
+      summary: enabled ? 'Resume AI replies in a conversation' : 'Stop AI replies (human takeover)',
+      tags: ['Conversations'],
+      errorStyle: 'status',
+      params: uuidParams,
+      handler: ({ params, accountId }) => chat().setAiEnabled(accountId, params.uuid, enabled),
+    });
+  }
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { idParams, type Api } from '../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { KbDocumentInfo, KnowledgeBase } from '../../store/repos/knowledge-bases.ts';
+import { iso } from '../../store/json.ts';
+import { NotFoundError } from '../../util/errors.ts';
+
+/**
+ * Document content is plain text up to 1 000 000 characters; the whole request body is capped
+ * at 1 MiB by the app, so a document near the limit must be mostly ASCII. Larger sources are
+ * added as several documents (which also gives the search finer hits).
+ */
+const MAX_CONTENT_CHARS = 1_000_000;
+
+const createBody = z.object({
+  name: z.string().trim().min(1).max(255),
+  description: z.string().max(1000).nullish(),
+});
+
+const documentBody = z.object({
+  title: z.string().trim().min(1).max(255),
+  content: z.string().min(1).max(MAX_CONTENT_CHARS),
+});
+
+function presentKb(kb: KnowledgeBase) {
+  return {
+    id: kb.id,
+    name: kb.name,
+    description: kb.description,
+    document_count: kb.documentCount,
+    created_at: iso(kb.createdAt),
+  };
+}
+
+function presentDoc(d: KbDocumentInfo) {
+  return { id: d.id, knowledge_base_id: d.knowledgeBaseId, title: d.title, length: d.length, created_at: iso(d.createdAt) };
+}
+
+export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
+  const tags = ['Knowledge Bases'];
+  const own = async (accountId: number, id: number) => {
+    const kb = await ctx.repos.knowledgeBases.get(accountId, id);
+    if (!kb) throw new NotFoundError('Knowledge base');
+    return kb;
+  };
+  api.route({
+    method: 'POST',
+    url: '/user/knowledge-bases',
+    summary: 'Create a knowledge base',
+    tags,
+    body: createBody,
+    status: 201,
+    async handler({ body, accountId }) {
+      const kb = await ctx.repos.knowledgeBases.create(accountId, body.name, body.description ?? null);
+      return { message: 'Knowledge base created successfully', data: presentKb(kb) };
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/knowledge-bases',
+    summary: 'List knowledge bases',
+    tags,
+    async handler({ accountId }) {
+      return (await ctx.repos.knowledgeBases.list(accountId)).map(presentKb);
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/knowledge-bases/:id',
+    summary: 'Get a knowledge base with its documents (titles and sizes)',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      const kb = await own(accountId, params.id);
+      const documents = await ctx.repos.knowledgeBases.listDocuments(accountId, kb.id);
+      return { ...presentKb(kb), documents: documents.map(presentDoc) };
+    },
+  });
+  api.route({
+    method: 'DELETE',
+    url: '/user/knowledge-bases/:id',
+    summary: 'Delete a knowledge base and its documents',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      if (!(await ctx.repos.knowledgeBases.delete(accountId, params.id))) throw new NotFoundError('Knowledge base');
+      return { message: 'Knowledge base deleted successfully' };
+    },
+  });
+  api.route({
+    method: 'POST',
+    url: '/user/knowledge-bases/:id/documents',
+    summary: 'Add a text document to a knowledge base',
+    tags,
+    params: idParams,
+    body: documentBody,
+    status: 201,
+    async handler({ params, body, accountId }) {
+      const kb = await own(accountId, params.id);
+      const doc = await ctx.repos.knowledgeBases.addDocument(accountId, kb.id, body.title, body.content);
+      return { message: 'Document added successfully', data: presentDoc(doc) };
+    },
+  });
+}

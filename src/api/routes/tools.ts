@@ -1,0 +1,195 @@
+import { z } from 'zod';
+import { idParams, type Api } from '../route.ts';
+import { addError, throwIfErrors } from '../validation.ts';
+import type { AppContext } from '../../context.ts';
+import type { Tool, ToolInput, ToolMethod } from '../../store/repos/tools.ts';
+import { iso } from '../../store/json.ts';
+import { isLoopbackHost } from '../../util/ip.ts';
+import { NotFoundError } from '../../util/errors.ts';
+
+/**
+ * Custom mid-call tools. The endpoint must be HTTPS; plain http is accepted only for loopback
+ * hosts (localhost, 127.0.0.0/8, [::1]) so local stand-ins and development servers work without
+ * ever sending arguments unencrypted over a network.
+ */
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const MAX_SCHEMA_BYTES = 64 * 1024;
+
+const fields = {
+  // OpenAI-style function names (what the model is told to call). A refine, not a regex, so the
+  // message says what a name may hold rather than "must be a valid regex".
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .refine((n) => /^[a-zA-Z0-9_-]+$/.test(n), 'The name field may only contain letters, digits, underscores and hyphens.'),
+  description: z.string().trim().min(1).max(1000),
+  parameters: z.record(z.string(), z.unknown()),
+  endpoint: z.string().min(1).max(2048),
+  method: z.enum(METHODS),
+  headers: z.record(z.string().min(1).max(256), z.string().max(8192)),
+  timeout_ms: z.number().int().min(100).max(30_000),
+};
+
+const createBody = z.object({
+  name: fields.name,
+  description: fields.description,
+  parameters: fields.parameters,
+  endpoint: fields.endpoint,
+  method: fields.method.default('POST'),
+  headers: fields.headers.default({}),
+  timeout_ms: fields.timeout_ms.default(10_000),
+});
+
+const updateBody = z.object({
+  name: fields.name.optional(),
+  description: fields.description.optional(),
+  parameters: fields.parameters.optional(),
+  endpoint: fields.endpoint.optional(),
+  method: fields.method.optional(),
+  headers: fields.headers.optional(),
+  timeout_ms: fields.timeout_ms.optional(),
+});
+
+/** Endpoint rule above; the message names the field as the client sent it. */
+export function endpointProblem(endpoint: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return 'The endpoint field must be a valid URL.';
+  }
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
+  return 'The endpoint field must be an HTTPS URL (plain http is allowed only for localhost).';
+}
+
+/** The parameters must describe an object of named arguments, as function calling expects. */
+export function parametersProblems(schema: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (schema.type !== 'object') problems.push('The parameters field must be a JSON Schema with type "object".');
+  const props = schema.properties;
+  if (props === undefined || props === null || typeof props !== 'object' || Array.isArray(props)) {
+    problems.push('The parameters field must have a "properties" object.');
+  } else {
+    for (const [name, sub] of Object.entries(props)) {
+      if (sub === null || typeof sub !== 'object' || Array.isArray(sub)) problems.push(`The parameters property "${name}" must be a schema object.`);
+    }
+    const required = schema.required;
+    if (required !== undefined) {
+      if (!Array.isArray(required) || !required.every((r) => typeof r === 'string')) {
+        problems.push('The parameters "required" entry must be an array of property names.');
+      } else {
+        for (const r of required) if (!(r in props)) problems.push(`The parameters "required" entry names an unknown property "${String(r)}".`);
+      }
+    }
+  }
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) problems.push('The parameters field must not exceed 64 KB.');
+  return problems;
+}
+
+function validate(input: ToolInput): void {
+  const errors: Record<string, string[]> = {};
+  const endpoint = endpointProblem(input.endpoint);
+  if (endpoint) addError(errors, 'endpoint', endpoint);
+  for (const p of parametersProblems(input.parameters)) addError(errors, 'parameters', p);
+  throwIfErrors(errors);
+}
+
+export function presentTool(t: Tool) {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+    endpoint: t.endpoint,
+    method: t.method,
+    headers: t.headers,
+    timeout_ms: t.timeoutMs,
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
+  };
+}
+
+export function registerToolRoutes(api: Api, ctx: AppContext): void {
+  const tags = ['Mid-Call Tools'];
+  api.route({
+    method: 'POST',
+    url: '/user/tools',
+    summary: 'Create a custom mid-call tool',
+    tags,
+    body: createBody,
+    status: 201,
+    async handler({ body, accountId }) {
+      const input: ToolInput = {
+        name: body.name,
+        description: body.description,
+        parameters: body.parameters,
+        endpoint: body.endpoint,
+        method: body.method as ToolMethod,
+        headers: body.headers,
+        timeoutMs: body.timeout_ms,
+      };
+      validate(input);
+      return { message: 'Tool created successfully', data: presentTool(await ctx.repos.tools.create(accountId, input)) };
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/tools',
+    summary: 'List custom mid-call tools',
+    tags,
+    async handler({ accountId }) {
+      return (await ctx.repos.tools.list(accountId)).map(presentTool);
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/tools/:id',
+    summary: 'Get a custom mid-call tool',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      const tool = await ctx.repos.tools.get(accountId, params.id);
+      if (!tool) throw new NotFoundError('Tool');
+      return presentTool(tool);
+    },
+  });
+  api.route({
+    method: 'PUT',
+    url: '/user/tools/:id',
+    summary: 'Update a custom mid-call tool (fields not sent are kept)',
+    tags,
+    params: idParams,
+    body: updateBody,
+    async handler({ params, body, accountId }) {
+      const tool = await ctx.repos.tools.get(accountId, params.id);
+      if (!tool) throw new NotFoundError('Tool');
+      const input: ToolInput = {
+        name: body.name ?? tool.name,
+        description: body.description ?? tool.description,
+        parameters: body.parameters ?? tool.parameters,
+        endpoint: body.endpoint ?? tool.endpoint,
+        method: (body.method as ToolMethod | undefined) ?? tool.method,
+        headers: body.headers ?? tool.headers,
+        timeoutMs: body.timeout_ms ?? tool.timeoutMs,
+      };
+      validate(input);
+      const updated = await ctx.repos.tools.update(accountId, params.id, input);
+      if (!updated) throw new NotFoundError('Tool');
+      return { message: 'Tool updated successfully', data: presentTool(updated) };
+    },
+  });
+  api.route({
+    method: 'DELETE',
+    url: '/user/tools/:id',
+    summary: 'Delete a custom mid-call tool',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      if (!(await ctx.repos.tools.delete(accountId, params.id))) throw new NotFoundError('Tool');
+      return { message: 'Tool deleted successfully' };
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import type { ConversationsRepo } from '../store/repos/conversations.ts';
+import type { AssistantRecord } from '../store/repos/assistants.ts';
+import type { Clock, Timer } from '../util/clock.ts';
+import type { ConversationService } from './conversation-service.ts';
+
+export interface SweeperDeps {
+  conversations: ConversationsRepo;
+  service: ConversationService;
+  assistant(id: number): Promise<AssistantRecord | undefined>;
+  clock: Clock;
+  logger: Logger;
+  intervalMs?: number;
+}
+
+/**
+ * Ends conversations whose inactivity deadline (stored with every message) has passed. The timer
+ * only decides how often to look; the truth is in the table, so a restart loses nothing and a
+ * conversation that was due while the engine was down ends on the first sweep.
+ */
+export class InactivitySweeper {
+  private timer: Timer | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(private readonly deps: SweeperDeps) {}
+
+  start(): void {
+    if (this.timer) return;
+    const tick = () => {
+      this.timer = this.deps.clock.setTimeout(() => {
+        void this.sweep()
+          .catch((err: unknown) => this.deps.logger.error({ err }, 'inactivity sweep failed'))
+          .finally(() => {
+            if (this.timer) tick();
+          });
+      }, this.deps.intervalMs ?? 15_000);
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.timer?.cancel();
+    this.timer = undefined;
+    await this.running?.catch(() => 0);
+  }
+
+  /** Ends every due conversation; returns how many this pass ended. */
+  sweep(): Promise<number> {
+    this.running ??= this.pass().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    let ended = 0;
+    for (;;) {
+      const due = await this.deps.conversations.dueForEnd(this.deps.clock.now());
+      if (due.length === 0) return ended;
+      for (const conv of due) {
+        if (await this.deps.service.end(conv, await this.deps.assistant(conv.assistantId), 'inactivity')) ended++;
+      }
+    }
+  }
+}

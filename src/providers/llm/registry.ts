@@ -1,0 +1,19 @@
+import type { Config } from '../../config.ts';
+import { OpenAiLlmProvider } from './openai.ts';
+import type { LlmProvider } from './types.ts';
+
+/** Provider names as the catalog spells them (`llm-models[].provider`). */
+export type LlmProviderName = 'openai';
+
+export type LlmRegistry = Readonly<Record<LlmProviderName, LlmProvider>>;
+
+/** Built once in the composition root; every OpenAI-protocol model shares one client. */
+export function createLlmRegistry(config: Pick<Config, 'openai'>): LlmRegistry {
+  return Object.freeze({
+    openai: new OpenAiLlmProvider({ apiKey: config.openai.apiKey, baseUrl: config.openai.baseUrl }),
+  });
+}
+
+export function providerFor(registry: LlmRegistry, name: string): LlmProvider | undefined {
+  return Object.hasOwn(registry, name) ? registry[name as LlmProviderName] : undefined;
+}

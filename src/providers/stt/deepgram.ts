@@ -1,0 +1,333 @@
+/**
+ * Deepgram live transcription over its WebSocket protocol (`/v1/listen`): raw linear16 audio as
+ * binary messages, JSON `Results` back (interim, then `is_final`, with `speech_final` at an
+ * endpoint), `KeepAlive` while we send no audio, `Finalize` to flush an utterance and
+ * `CloseStream` to end (the server answers with the last finals and a `Metadata` message).
+ */
+import WebSocket from 'ws';
+import { z } from 'zod';
+import { pcmToBytes, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
+import { ProviderError } from '../../util/errors.ts';
+import { EventQueue } from './event-queue.ts';
+import type { SttEvent, SttOpenOptions, SttProvider, SttStream } from './types.ts';
+
+export interface DeepgramOptions {
+  apiKey?: string;
+  /** `wss://api.deepgram.com` by default; http(s) URLs are accepted and mapped to ws(s). */
+  baseUrl?: string;
+  model?: string;
+  /** Silence (ms) after which Deepgram marks `speech_final`; false leaves endpointing to us. */
+  endpointingMs?: number | false;
+  /** Extra query parameters (`smart_format`, `keyterm`, ...), passed through unchanged. */
+  params?: Record<string, string>;
+  connectTimeoutMs?: number;
+  /** Deepgram closes a socket after 10 s without audio (NET-0001); its docs say 3-5 s keepalives. */
+  keepAliveMs?: number;
+  /** How long close() waits for the last finals and Metadata after CloseStream. */
+  closeTimeoutMs?: number;
+  /** A reconnected socket that stays up this long earns back its reconnect. */
+  stableMs?: number;
+  /** Audio held while (re)connecting; older audio is dropped beyond it (a stuck connect). */
+  maxBufferedMs?: number;
+}
+
+const resultsSchema = z.object({
+  type: z.literal('Results'),
+  start: z.number(),
+  duration: z.number(),
+  is_final: z.boolean().optional(),
+  speech_final: z.boolean().optional(),
+  from_finalize: z.boolean().optional(),
+  channel: z.object({ alternatives: z.array(z.object({ transcript: z.string() })) }),
+});
+const typedSchema = z.object({ type: z.string() });
+
+export class DeepgramStt implements SttProvider {
+  readonly label = 'deepgram';
+  readonly capabilities = { interim: true, streaming: true };
+  private readonly base: string;
+
+  constructor(readonly options: DeepgramOptions = {}) {
+    this.base = (options.baseUrl ?? 'wss://api.deepgram.com').replace(/^http/, 'ws').replace(/\/+$/, '');
+  }
+
+  open(opts: SttOpenOptions): SttStream {
+    if (opts.sampleRate !== SAMPLE_RATE) throw new RangeError(`Deepgram streams take ${SAMPLE_RATE} Hz audio`);
+    return new DeepgramStream(this.options, this.url(opts.language), opts.signal);
+  }
+
+  url(language: string): string {
+    const o = this.options;
+    const q = new URLSearchParams({
+      model: o.model ?? 'nova-3',
+      language,
+      encoding: 'linear16',
+      sample_rate: String(SAMPLE_RATE),
+      channels: '1',
+      interim_results: 'true',
+      punctuate: 'true',
+      endpointing: o.endpointingMs === false ? 'false' : String(o.endpointingMs ?? 300),
+      ...o.params,
+    });
+    return `${this.base}/v1/listen?${q}`;
+  }
+}
+
+class DeepgramStream implements SttStream {
+  private readonly events = new EventQueue<SttEvent>();
+  private ws: WebSocket | undefined;
+  private connecting: WebSocket | undefined;
+  /** Audio waiting for a socket, with the stream time of its first sample. */
+  private pending: Buffer[] = [];
+  private pendingMs = 0;
+  private pendingFinalize = false;
+  /** Stream time (ms of audio) handed to sockets so far: the next socket's t=0 sits here. */
+  private sentMs = 0;
+  private offsetMs = 0;
+  private lastSendAt = Date.now();
+  private keepAliveTimer: NodeJS.Timeout | undefined;
+  private stableTimer: NodeJS.Timeout | undefined;
+  private canReconnect = true;
+  private closing = false;
+  private closePromise: Promise<void> | undefined;
+  private readonly onAbort = () => this.shutdown();
+
+  constructor(
+    private readonly o: DeepgramOptions,
+    private readonly url: string,
+    private readonly signal: AbortSignal,
+  ) {
+    if (signal.aborted) {
+      this.events.end();
+      return;
+    }
+    signal.addEventListener('abort', this.onAbort, { once: true });
+    void this.connectWithRetry(true);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<SttEvent> {
+    return this.events[Symbol.asyncIterator]();
+  }
+
+  write(frame: AudioFrame): void {
+    if (this.closing || this.events.isEnded) return;
+    if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`Deepgram stream got ${frame.sampleRate} Hz audio`);
+    const bytes = pcmToBytes(frame.samples);
+    const ms = (frame.samples.length * 1000) / SAMPLE_RATE;
+    const ws = this.ws;
+    if (ws && ws.readyState === WebSocket.OPEN) {
+      this.send(ws, bytes, ms);
+      return;
+    }
+    this.pending.push(bytes);
+    this.pendingMs += ms;
+    const max = this.o.maxBufferedMs ?? 10_000;
+    while (this.pendingMs > max && this.pending.length > 1) {
+      // Dropped audio still advances stream time, so later transcripts keep their true times.
+      const dropped = this.pending.shift()!;
+      const droppedMs = (dropped.length / 2 / SAMPLE_RATE) * 1000;
+      this.pendingMs -= droppedMs;
+      this.sentMs += droppedMs;
+    }
+  }
+
+  finalize(): void {
+    if (this.closing || this.events.isEnded) return;
+    const ws = this.ws;
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'Finalize' }));
+    else this.pendingFinalize = true;
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.closeGracefully();
+    return this.closePromise;
+  }
+
+  private async closeGracefully(): Promise<void> {
+    this.closing = true;
+    // A connect in progress is waited for (bounded by its own timeout) so buffered audio is
+    // still transcribed; with no socket at all there is nothing left to flush.
+    const ws = this.ws ?? (this.connecting ? await this.waitOpen(this.connecting) : undefined);
+    if (!ws || ws.readyState !== WebSocket.OPEN || this.events.isEnded) {
+      this.shutdown();
+      return;
+    }
+    this.flushPending(ws);
+    ws.send(JSON.stringify({ type: 'CloseStream' }));
+    // The server sends the last finals and Metadata, then closes the socket; that ends the stream.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.o.closeTimeoutMs ?? 3000);
+      ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.shutdown();
+  }
+
+  private waitOpen(ws: WebSocket): Promise<WebSocket | undefined> {
+    return new Promise((resolve) => {
+      const done = () => resolve(this.ws === ws ? ws : undefined);
+      ws.once('open', () => setImmediate(done));
+      ws.once('close', done);
+    });
+  }
+
+  /** Ends everything at once (abort, or after close): no events after this. */
+  private shutdown(): void {
+    this.closing = true;
+    clearInterval(this.keepAliveTimer);
+    clearTimeout(this.stableTimer);
+    this.signal.removeEventListener('abort', this.onAbort);
+    for (const ws of [this.ws, this.connecting]) ws?.terminate();
+    this.ws = undefined;
+    this.connecting = undefined;
+    this.pending = [];
+    this.events.end();
+  }
+
+  private async connectWithRetry(firstConnect: boolean): Promise<void> {
+    // The first connect gets one retry on a transient failure; a reconnect after a drop is
+    // itself the retry, so it gets a single attempt.
+    const attempts = firstConnect ? 2 : 1;
+    for (let i = 0; i < attempts; i++) {
+      try {
+        const ws = await this.connect();
+        if (this.events.isEnded) {
+          ws.terminate();
+          return;
+        }
+        this.attach(ws);
+        return;
+      } catch (err) {
+        if (this.events.isEnded || this.signal.aborted) return;
+        const pe = err as ProviderError;
+        if (!pe.retryable || i === attempts - 1) {
+          this.events.push({ type: 'error', error: pe });
+          this.shutdown();
+          return;
+        }
+      }
+    }
+  }
+
+  private connect(): Promise<WebSocket> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.url, { headers: { Authorization: `Token ${this.o.apiKey ?? ''}` } });
+      this.connecting = ws;
+      const timeoutMs = this.o.connectTimeoutMs ?? 5000;
+      const fail = (e: ProviderError) => {
+        clearTimeout(timer);
+        if (this.connecting === ws) this.connecting = undefined;
+        ws.removeAllListeners('open');
+        ws.terminate();
+        reject(e);
+      };
+      const timer = setTimeout(() => fail(new ProviderError(`Deepgram connect timed out after ${timeoutMs} ms`, 'deepgram', true)), timeoutMs);
+      // ws reports the failure twice (error, close); the first one decides.
+      ws.on('error', (e) => fail(new ProviderError(`Deepgram connect failed: ${e.message}`, 'deepgram', true)));
+      ws.once('unexpected-response', (_req, res) => {
+        const status = res.statusCode ?? 0;
+        res.resume();
+        // 401/403/400 mean a bad key or bad parameters: retrying cannot help.
+        fail(new ProviderError(`Deepgram refused the connection: HTTP ${status}`, 'deepgram', status >= 500 || status === 429));
+      });
+      ws.once('open', () => {
+        clearTimeout(timer);
+        if (this.connecting === ws) this.connecting = undefined;
+        resolve(ws);
+      });
+    });
+  }
+
+  private attach(ws: WebSocket): void {
+    this.ws = ws;
+    this.offsetMs = this.sentMs;
+    ws.removeAllListeners('error');
+    ws.on('error', () => {}); // a 'close' always follows and is where drops are handled
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary && this.ws === ws) this.onMessage(String(data));
+    });
+    ws.on('close', (code) => this.onClosed(ws, code));
+    this.flushPending(ws);
+    clearInterval(this.keepAliveTimer);
+    const every = this.o.keepAliveMs ?? 4000;
+    // Checked at a quarter of the period so a keepalive goes out at most every..every*1.25 ms.
+    this.keepAliveTimer = setInterval(() => {
+      if (ws.readyState === WebSocket.OPEN && Date.now() - this.lastSendAt >= every) {
+        ws.send(JSON.stringify({ type: 'KeepAlive' }));
+        this.lastSendAt = Date.now();
+      }
+    }, Math.max(10, every / 4));
+  }
+
+  private flushPending(ws: WebSocket): void {
+    const pending = this.pending;
+    this.pending = [];
+    this.pendingMs = 0;
+    for (const b of pending) this.send(ws, b, (b.length / 2 / SAMPLE_RATE) * 1000);
+    if (this.pendingFinalize) {
+      this.pendingFinalize = false;
+      ws.send(JSON.stringify({ type: 'Finalize' }));
+    }
+  }
+
+  private send(ws: WebSocket, bytes: Buffer, ms: number): void {
+    ws.send(bytes);
+    this.sentMs += ms;
+    this.lastSendAt = Date.now();
+  }
+
+  private onClosed(ws: WebSocket, code: number): void {
+    if (this.ws !== ws) return;
+    this.ws = undefined;
+    clearInterval(this.keepAliveTimer);
+    clearTimeout(this.stableTimer);
+    if (this.closing || this.events.isEnded) return;
+    if (!this.canReconnect) {
+      this.events.push({
+        type: 'error',
+        error: new ProviderError(`Deepgram socket closed (code ${code}) and the reconnect was already used`, 'deepgram', true),
+      });
+      this.shutdown();
+      return;
+    }
+    // A dropped socket loses at most what was in flight; audio written meanwhile is buffered and
+    // sent on the new socket, whose clock restarts at 0 (hence offsetMs).
+    this.canReconnect = false;
+    void this.connectWithRetry(false).then(() => {
+      if (!this.ws) return;
+      this.stableTimer = setTimeout(() => (this.canReconnect = true), this.o.stableMs ?? 10_000);
+    });
+  }
+
+  private onMessage(text: string): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return; // not ours to interpret; Deepgram only sends JSON text frames
+    }
+    const typed = typedSchema.safeParse(json);
+    if (!typed.success || typed.data.type !== 'Results') return; // Metadata, SpeechStarted, UtteranceEnd
+    const r = resultsSchema.safeParse(json);
+    if (!r.success) {
+      this.events.push({ type: 'error', error: new ProviderError(`Deepgram sent a malformed Results message: ${r.error.message}`, 'deepgram', false) });
+      return;
+    }
+    const m = r.data;
+    const text_ = (m.channel.alternatives[0]?.transcript ?? '').trim();
+    const startMs = Math.round(m.start * 1000) + this.offsetMs;
+    const endMs = Math.round((m.start + m.duration) * 1000) + this.offsetMs;
+    if (!m.is_final) {
+      if (text_ !== '') this.events.push({ type: 'interim', text: text_, startMs, endMs });
+      return;
+    }
+    // A Finalize answer ends the utterance as far as we are concerned: finalize() is called by
+    // our own endpointing, which already decided the caller stopped.
+    const speechFinal = m.speech_final === true || m.from_finalize === true;
+    // Empty finals are silence; they matter only when they carry the end of an utterance.
+    if (text_ === '' && !speechFinal) return;
+    this.events.push({ type: 'final', text: text_, startMs, endMs, speechFinal });
+  }
+}

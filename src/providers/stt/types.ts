@@ -1,0 +1,55 @@
+/**
+ * Speech-to-text: one provider per vendor, one stream per call. Audio goes in as the engine's
+ * 20 ms 16 kHz frames (any resampling happened at the codec edge); transcripts come out as an
+ * async iterable of events, so the turn-taking code reads them on its own schedule.
+ */
+import type { AudioFrame } from '../../audio/frame.ts';
+import type { ProviderError } from '../../util/errors.ts';
+
+export interface SttCapabilities {
+  /** Emits `interim` events while the caller is still speaking (used for barge-in word counts). */
+  interim: boolean;
+  /** Audio is sent as it is written; false means it is buffered until finalize() (segment upload). */
+  streaming: boolean;
+}
+
+export interface SttOpenOptions {
+  /** BCP 47 tag from the catalog (`en-US`); providers narrow it to what they accept. */
+  language: string;
+  /** Aborting tears the stream down at once: sockets and requests closed, events end. */
+  signal: AbortSignal;
+  sampleRate: 16000;
+}
+
+/** Times are milliseconds of audio written to this stream, so they line up with the call's frames. */
+export type SttEvent =
+  | { type: 'interim'; text: string; startMs?: number; endMs?: number }
+  | {
+      type: 'final';
+      text: string;
+      startMs?: number;
+      endMs?: number;
+      /** The provider (or a finalize() call) says the utterance is over, not just this segment. */
+      speechFinal?: boolean;
+    }
+  | { type: 'error'; error: ProviderError };
+
+export interface SttStream extends AsyncIterable<SttEvent> {
+  /** Never blocks: a stream that is (re)connecting buffers a bounded amount of audio. */
+  write(frame: AudioFrame): void;
+  /** The engine's own endpointing decided the utterance is over: flush it to a final now. */
+  finalize(): void;
+  /** Flush what was written, wait (bounded) for the last finals, then end the events. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface SttProvider {
+  readonly label: string;
+  readonly capabilities: SttCapabilities;
+  open(opts: SttOpenOptions): SttStream;
+}
+
+/** `en-US` → `en`: the ISO-639-1 code that Whisper-style APIs want. */
+export function primaryLanguage(tag: string): string {
+  return tag.split('-')[0]!.toLowerCase();
+}

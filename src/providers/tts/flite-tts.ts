@@ -1,0 +1,96 @@
+/**
+ * The offline voices: Flite compiled to WASI (src/audio/tts-flite.ts) behind the TtsProvider
+ * interface. Flite renders a whole utterance at once, so this is not streaming; to keep time to
+ * first frame short on multi-sentence text, sentences are synthesized one by one and the next is
+ * rendered (in Flite's worker thread) while the current one is being played.
+ */
+import { splitPcm, type AudioFrame } from '../../audio/frame.ts';
+import { FLITE_VOICES, FliteTts, type FliteVoice } from '../../audio/tts-flite.ts';
+import { systemClock, type Clock } from '../../util/clock.ts';
+import { ProviderError } from '../../util/errors.ts';
+import type { TtsCapabilities, TtsProvider, TtsSynthesisOptions } from './types.ts';
+
+/** Flite's own range for duration_stretch is wide, but outside this it stops sounding like speech. */
+const MIN_SPEED = 0.5;
+const MAX_SPEED = 2;
+
+export class FliteTtsProvider implements TtsProvider {
+  readonly label = 'flite';
+  /**
+   * Speed maps to flite's duration_stretch. Stability, similarity and emotion have no meaning for
+   * a parametric voice: ignored. Language is ignored too: the voices are US-English only and the
+   * catalog lists them for English alone.
+   */
+  readonly capabilities: TtsCapabilities = {
+    streaming: false,
+    sampleRate: 16_000,
+    options: { speed: true, stability: false, similarity: false, emotion: false, language: false },
+  };
+  private engine: Promise<FliteTts> | undefined;
+
+  /** `load` runs once, on first use: compiling the 21 MB module costs about a second. */
+  constructor(
+    private readonly load: () => Promise<FliteTts> = () => FliteTts.load(),
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async *synthesize(text: string, opts: TtsSynthesisOptions): AsyncGenerator<AudioFrame> {
+    if (opts.signal.aborted) return;
+    if (!(FLITE_VOICES as readonly string[]).includes(opts.voice)) {
+      throw new ProviderError(`flite has no voice "${opts.voice}" (known: ${FLITE_VOICES.join(', ')})`, this.label, false);
+    }
+    const voice = opts.voice as FliteVoice;
+    const speed = opts.speed === undefined ? 1 : Math.min(MAX_SPEED, Math.max(MIN_SPEED, opts.speed));
+    const started = this.clock.monotonic();
+    const sentences = splitSentences(text);
+    if (sentences.length === 0) return;
+    let engine: FliteTts;
+    try {
+      engine = await (this.engine ??= this.load());
+    } catch (err) {
+      this.engine = undefined; // let a later call try again (e.g. a transient file system error)
+      throw new ProviderError(`flite could not be loaded: ${(err as Error).message}`, this.label, false);
+    }
+    const render = (s: string) => engine.synthesize(s, { voice, speed, signal: opts.signal });
+    let next: Promise<{ samples: Int16Array }> | undefined = render(sentences[0]!);
+    let first = true;
+    try {
+      for (let i = 0; i < sentences.length; i++) {
+        let audio: { samples: Int16Array };
+        try {
+          audio = await next!;
+        } catch (err) {
+          if (opts.signal.aborted) return;
+          // The WASI program itself failed: trying again would fail the same way.
+          throw new ProviderError(`flite synthesis failed: ${(err as Error).message}`, this.label, false);
+        }
+        next = i + 1 < sentences.length ? render(sentences[i + 1]!) : undefined;
+        for (const samples of splitPcm(audio.samples)) {
+          if (opts.signal.aborted) return;
+          if (first) opts.onFirstFrame?.(this.clock.monotonic() - started);
+          first = false;
+          yield { samples, sampleRate: 16_000 };
+        }
+      }
+    } finally {
+      // A prefetch nobody will await must not become an unhandled rejection.
+      next?.catch(() => {});
+    }
+  }
+}
+
+/** Sentence-sized pieces; very short fragments ride along with the previous one. */
+export function splitSentences(text: string): string[] {
+  const parts = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?;:])\s+/)
+    .filter((s) => s !== '');
+  const out: string[] = [];
+  for (const p of parts) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && (prev.length < 12 || p.length < 4)) out[out.length - 1] = `${prev} ${p}`;
+    else out.push(p);
+  }
+  return out;
+}

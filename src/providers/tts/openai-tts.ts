@@ -1,0 +1,137 @@
+/**
+ * OpenAI speech (POST /v1/audio/speech) with `response_format: pcm`: raw 24 kHz mono 16-bit
+ * little-endian samples streamed in the HTTP body as they are generated. The body is read as it
+ * arrives, resampled to 16 kHz and cut into 20 ms frames, so the first frame leaves as soon as
+ * the first ~30 ms of audio have come in instead of after the whole utterance.
+ */
+import OpenAI from 'openai';
+import { FrameChunker, pcmFromBytes, type AudioFrame } from '../../audio/frame.ts';
+import { Resampler } from '../../audio/resample.ts';
+import { systemClock, type Clock } from '../../util/clock.ts';
+import { ProviderError } from '../../util/errors.ts';
+import { Deadline, toProviderError } from '../resilience.ts';
+import type { TtsCapabilities, TtsProvider, TtsSynthesisOptions } from './types.ts';
+
+/** The only rate the API produces for `pcm`. */
+export const OPENAI_PCM_RATE = 24_000;
+
+export interface OpenAiTtsOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  model?: string;
+  /** From the request to the first body byte (covers connect, headers and the model's start). */
+  firstByteTimeoutMs?: number;
+  /** Longest gap between two body chunks once audio flows. */
+  idleTimeoutMs?: number;
+  /** Extra attempts after a transient failure, only while no frame has been yielded. */
+  retries?: number;
+  clock?: Clock;
+  client?: OpenAI;
+}
+
+/** The API's accepted range for `speed`; assistants may be configured outside it. */
+const MIN_SPEED = 0.25;
+const MAX_SPEED = 4;
+
+export class OpenAiTts implements TtsProvider {
+  readonly label = 'openai';
+  /**
+   * Stability and similarity are ElevenLabs-style knobs with no OpenAI equivalent: ignored.
+   * Emotion becomes a style `instructions` line (gpt-4o-mini-tts; tts-1 ignores instructions).
+   * Language is not a parameter: the voices speak whatever language the text is in.
+   */
+  readonly capabilities: TtsCapabilities = {
+    streaming: true,
+    sampleRate: OPENAI_PCM_RATE,
+    options: { speed: true, stability: false, similarity: false, emotion: true, language: false },
+  };
+  private readonly client: OpenAI;
+  private readonly clock: Clock;
+
+  constructor(readonly options: OpenAiTtsOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.client = options.client ?? new OpenAI({ apiKey: options.apiKey ?? 'unset', baseURL: options.baseUrl, maxRetries: 0 });
+  }
+
+  async *synthesize(text: string, opts: TtsSynthesisOptions): AsyncGenerator<AudioFrame> {
+    const input = text.trim();
+    if (input === '' || opts.signal.aborted) return;
+    const started = this.clock.monotonic();
+    const retries = this.options.retries ?? 1;
+    let yielded = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for await (const frame of this.attempt(input, opts)) {
+          // Barge-in between two frames of an already received chunk: stop right here.
+          if (opts.signal.aborted) return;
+          if (!yielded) opts.onFirstFrame?.(this.clock.monotonic() - started);
+          yielded = true;
+          yield frame;
+        }
+        return;
+      } catch (err) {
+        if (opts.signal.aborted) return;
+        const pe = toProviderError(err, this.label, 'speech');
+        // Once audio was played a retry would repeat it from the start; the caller decides.
+        if (yielded) throw new ProviderError(`${pe.message} (after audio had started)`, this.label, false);
+        if (!pe.retryable || attempt >= retries) throw pe;
+      }
+    }
+  }
+
+  private async *attempt(input: string, opts: TtsSynthesisOptions): AsyncGenerator<AudioFrame> {
+    const deadline = new Deadline(opts.signal, this.label);
+    deadline.arm('speech first byte', this.options.firstByteTimeoutMs ?? 5000);
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    try {
+      const res = await this.client.audio.speech.create(this.body(input, opts), { signal: deadline.signal });
+      if (!res.body) throw new ProviderError('OpenAI speech response has no body', this.label, true);
+      reader = res.body.getReader();
+      const resampler = new Resampler(OPENAI_PCM_RATE, 16_000);
+      const chunker = new FrameChunker();
+      let odd: number | undefined;
+      for (let first = true; ; first = false) {
+        // The timer runs only while we wait on the network, never while a slow consumer (paced
+        // at real time) holds us at a yield: a long utterance must not look like a stall.
+        if (!first) deadline.arm('speech body', this.options.idleTimeoutMs ?? 5000);
+        const { done, value } = await reader.read();
+        deadline.cancel();
+        if (done) break;
+        // Chunks split samples anywhere; carry a lone trailing byte into the next chunk.
+        let bytes = value;
+        if (odd !== undefined) {
+          bytes = new Uint8Array(value.length + 1);
+          bytes[0] = odd;
+          bytes.set(value, 1);
+          odd = undefined;
+        }
+        if (bytes.length % 2 === 1) odd = bytes[bytes.length - 1];
+        yield* chunker.push(resampler.process(pcmFromBytes(bytes)));
+      }
+      yield* chunker.push(resampler.flush());
+      const last = chunker.flush();
+      if (last) yield last;
+    } catch (err) {
+      // Our own timer aborted the request: report the timeout, not the abort it caused.
+      throw deadline.expired ?? err;
+    } finally {
+      deadline.cancel();
+      // Leaving early (barge-in, consumer break, error) must close the HTTP connection so the
+      // vendor stops generating audio nobody will hear.
+      await reader?.cancel().catch(() => {});
+    }
+  }
+
+  private body(input: string, opts: TtsSynthesisOptions): OpenAI.Audio.SpeechCreateParams {
+    const body: OpenAI.Audio.SpeechCreateParams = {
+      model: this.options.model ?? 'gpt-4o-mini-tts',
+      voice: opts.voice,
+      input,
+      response_format: 'pcm',
+    };
+    if (opts.speed !== undefined && opts.speed !== 1) body.speed = Math.min(MAX_SPEED, Math.max(MIN_SPEED, opts.speed));
+    if (opts.emotion === true) body.instructions = 'Speak warmly and expressively, with natural emotion that fits the words.';
+    else if (opts.emotion === false) body.instructions = 'Speak in a calm, even, neutral tone.';
+    return body;
+  }
+}

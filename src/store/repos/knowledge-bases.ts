@@ -1,0 +1,167 @@
+import type { Store } from '../db.ts';
+import type { Clock } from '../../util/clock.ts';
+
+export interface KnowledgeBase {
+  id: number;
+  accountId: number;
+  name: string;
+  description: string | null;
+  documentCount: number;
+  createdAt: number;
+}
+
+export interface KbDocumentInfo {
+  id: number;
+  knowledgeBaseId: number;
+  title: string;
+  /** Length of the content in characters. */
+  length: number;
+  createdAt: number;
+}
+
+export interface KbDocument extends KbDocumentInfo {
+  content: string;
+}
+
+export interface KbHit {
+  document_id: number;
+  title: string;
+  snippet: string;
+  /** Higher is better (negated FTS5 bm25). */
+  score: number;
+}
+
+/** At most this many query terms reach FTS5; longer questions add noise, not recall. */
+const MAX_TERMS = 32;
+
+/**
+ * Turns free user text into an FTS5 query that cannot be a syntax error: every word becomes a
+ * quoted string (FTS5 operators, column filters and stray quotes lose their meaning), joined
+ * with OR so a natural question finds documents sharing any of its words; bm25 ranks those
+ * sharing more and rarer words first. Empty when the text has no words.
+ */
+export function ftsQuery(text: string): string {
+  const words = text.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const unique = [...new Set(words.map((w) => w.toLowerCase()))].slice(0, MAX_TERMS);
+  return unique.map((w) => `"${w}"`).join(' OR ');
+}
+
+export class KnowledgeBasesRepo {
+  private readonly searchStmt;
+
+  constructor(private readonly store: Store, private readonly clock: Clock) {
+    // Title matches weigh double: a document titled after the question is usually the answer.
+    this.searchStmt = store.sqlite.prepare(
+      `SELECT d.id AS document_id, d.title AS title,
+              snippet(kb_fts, 1, '', '', '…', 32) AS snippet, bm25(kb_fts, 2.0, 1.0) AS rank
+       FROM kb_fts JOIN kb_documents d ON d.id = kb_fts.rowid
+       WHERE kb_fts MATCH @query AND d.account_id = @account AND d.knowledge_base_id = @kb
+       ORDER BY rank LIMIT @limit`,
+    );
+  }
+
+  async create(accountId: number, name: string, description: string | null): Promise<KnowledgeBase> {
+    const createdAt = this.clock.now();
+    const row = await this.store.db
+      .insertInto('knowledge_bases')
+      .values({ account_id: accountId, name, description, created_at: createdAt })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: row.id, accountId, name, description, documentCount: 0, createdAt };
+  }
+
+  async list(accountId: number): Promise<KnowledgeBase[]> {
+    return this.query(accountId);
+  }
+
+  async get(accountId: number, id: number): Promise<KnowledgeBase | undefined> {
+    return (await this.query(accountId, id))[0];
+  }
+
+  private async query(accountId: number, id?: number): Promise<KnowledgeBase[]> {
+    let q = this.store.db
+      .selectFrom('knowledge_bases as k')
+      .select((eb) => [
+        'k.id',
+        'k.account_id',
+        'k.name',
+        'k.description',
+        'k.created_at',
+        eb.selectFrom('kb_documents as d').whereRef('d.knowledge_base_id', '=', 'k.id').select((e) => e.fn.countAll<number>().as('n')).as('document_count'),
+      ])
+      .where('k.account_id', '=', accountId);
+    if (id !== undefined) q = q.where('k.id', '=', id);
+    const rows = await q.orderBy('k.id').execute();
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      name: r.name,
+      description: r.description,
+      documentCount: Number(r.document_count ?? 0),
+      createdAt: r.created_at,
+    }));
+  }
+
+  /** Deletes the base and its documents (explicitly, so the FTS delete trigger runs for each). */
+  async delete(accountId: number, id: number): Promise<boolean> {
+    return this.store.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('kb_documents').where('account_id', '=', accountId).where('knowledge_base_id', '=', id).execute();
+      const res = await trx.deleteFrom('knowledge_bases').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      return Number(res.numDeletedRows) > 0;
+    });
+  }
+
+  /** Adds a document; the caller has checked the base is the account's. */
+  async addDocument(accountId: number, knowledgeBaseId: number, title: string, content: string): Promise<KbDocumentInfo> {
+    const createdAt = this.clock.now();
+    const row = await this.store.db
+      .insertInto('kb_documents')
+      .values({ knowledge_base_id: knowledgeBaseId, account_id: accountId, title, content, created_at: createdAt })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: row.id, knowledgeBaseId, title, length: content.length, createdAt };
+  }
+
+  async listDocuments(accountId: number, knowledgeBaseId: number): Promise<KbDocumentInfo[]> {
+    const rows = await this.store.db
+      .selectFrom('kb_documents')
+      .select((eb) => ['id', 'knowledge_base_id', 'title', 'created_at', eb.fn<number>('length', ['content']).as('length')])
+      .where('account_id', '=', accountId)
+      .where('knowledge_base_id', '=', knowledgeBaseId)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, knowledgeBaseId: r.knowledge_base_id, title: r.title, length: Number(r.length), createdAt: r.created_at }));
+  }
+
+  /** Full documents, for the `prompt` knowledge mode that puts the knowledge into the prompt. */
+  async documents(accountId: number, knowledgeBaseId: number): Promise<KbDocument[]> {
+    const rows = await this.store.db
+      .selectFrom('kb_documents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('knowledge_base_id', '=', knowledgeBaseId)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      knowledgeBaseId: r.knowledge_base_id,
+      title: r.title,
+      content: r.content,
+      length: r.content.length,
+      createdAt: r.created_at,
+    }));
+  }
+
+  /** The knowledge search function of assistants: best documents first, never an FTS error. */
+  async search(accountId: number, knowledgeBaseId: number, query: string, limit = 5): Promise<KbHit[]> {
+    const match = ftsQuery(query);
+    if (!match) return [];
+    const rows = this.searchStmt.all({
+      query: match,
+      account: accountId,
+      kb: knowledgeBaseId,
+      limit: Math.max(1, Math.min(50, Math.floor(limit))),
+    }) as Array<{ document_id: number; title: string; snippet: string; rank: number }>;
+    return rows.map((r) => ({ document_id: r.document_id, title: r.title, snippet: r.snippet, score: -r.rank }));
+  }
+}

@@ -1,0 +1,127 @@
+import type { Store } from '../db.ts';
+import type { Clock } from '../../util/clock.ts';
+
+export interface OutboxRow {
+  id: number;
+  accountId: number;
+  eventType: string;
+  url: string;
+  /** The exact body to send: stored serialized so every retry signs the same bytes. */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+/** Persisted webhook events: written with the change that caused them, delivered by a worker. */
+export class OutboxRepo {
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
+
+  async enqueue(accountId: number, eventType: string, url: string, payload: string): Promise<number> {
+    const now = this.clock.now();
+    const row = await this.store.db
+      .insertInto('webhook_outbox')
+      .values({
+        account_id: accountId,
+        event_type: eventType,
+        url,
+        payload,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        last_error: null,
+        created_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  async due(now: number, limit = 20): Promise<OutboxRow[]> {
+    const rows = await this.store.db
+      .selectFrom('webhook_outbox')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /** When the next pending row falls due, for scheduling the worker's wake-up. */
+  async nextDueAt(): Promise<number | undefined> {
+    const row = await this.store.db
+      .selectFrom('webhook_outbox')
+      .select((eb) => eb.fn.min<number>('next_attempt_at').as('at'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return row?.at ?? undefined;
+  }
+
+  async get(id: number): Promise<OutboxRow | undefined> {
+    const row = await this.store.db.selectFrom('webhook_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async list(accountId: number): Promise<OutboxRow[]> {
+    const rows = await this.store.db.selectFrom('webhook_outbox').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+    return rows.map(toRow);
+  }
+
+  async markDelivered(id: number, attempts: number): Promise<void> {
+    await this.store.db
+      .updateTable('webhook_outbox')
+      .set({ status: 'delivered', attempts, delivered_at: this.clock.now(), last_error: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async markRetry(id: number, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
+    await this.store.db
+      .updateTable('webhook_outbox')
+      .set({ attempts, next_attempt_at: nextAttemptAt, last_error: error.slice(0, 500) })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async markFailed(id: number, attempts: number, error: string): Promise<void> {
+    await this.store.db
+      .updateTable('webhook_outbox')
+      .set({ status: 'failed', attempts, last_error: error.slice(0, 500) })
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
+function toRow(r: {
+  id: number;
+  account_id: number;
+  event_type: string;
+  url: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}): OutboxRow {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    eventType: r.event_type,
+    url: r.url,
+    payload: r.payload,
+    status: r.status as OutboxRow['status'],
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+  };
+}

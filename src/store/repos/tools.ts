@@ -1,0 +1,119 @@
+import type { Store } from '../db.ts';
+import type { Clock } from '../../util/clock.ts';
+import { fromJson, toJson } from '../json.ts';
+
+export type ToolMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A custom mid-call tool: the assistant calls `endpoint` with the arguments the model chose. */
+export interface Tool {
+  id: number;
+  accountId: number;
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments (an object schema). */
+  parameters: Record<string, unknown>;
+  endpoint: string;
+  method: ToolMethod;
+  /** Sent with every call as given; may hold credentials, so never log them. */
+  headers: Record<string, string>;
+  timeoutMs: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type ToolInput = Pick<Tool, 'name' | 'description' | 'parameters' | 'endpoint' | 'method' | 'headers' | 'timeoutMs'>;
+
+type Row = {
+  id: number;
+  account_id: number;
+  name: string;
+  description: string;
+  parameters: string;
+  endpoint: string;
+  method: string;
+  headers: string;
+  timeout_ms: number;
+  created_at: number;
+  updated_at: number;
+};
+
+export class ToolsRepo {
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
+
+  async create(accountId: number, input: ToolInput): Promise<Tool> {
+    const now = this.clock.now();
+    const row = await this.store.db
+      .insertInto('tools')
+      .values({ account_id: accountId, ...columns(input), created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toTool(row);
+  }
+
+  async update(accountId: number, id: number, input: ToolInput): Promise<Tool | undefined> {
+    const row = await this.store.db
+      .updateTable('tools')
+      .set({ ...columns(input), updated_at: this.clock.now() })
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row && toTool(row);
+  }
+
+  async get(accountId: number, id: number): Promise<Tool | undefined> {
+    const row = await this.store.db.selectFrom('tools').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return row && toTool(row);
+  }
+
+  async list(accountId: number): Promise<Tool[]> {
+    const rows = await this.store.db.selectFrom('tools').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+    return rows.map(toTool);
+  }
+
+  /** The account's tools among `ids`, in the order asked; ids that are not the account's are skipped. */
+  async getMany(accountId: number, ids: readonly number[]): Promise<Tool[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.store.db
+      .selectFrom('tools')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', 'in', [...new Set(ids)])
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, toTool(r)]));
+    return [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async delete(accountId: number, id: number): Promise<boolean> {
+    const res = await this.store.db.deleteFrom('tools').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+}
+
+function columns(input: ToolInput) {
+  return {
+    name: input.name,
+    description: input.description,
+    parameters: toJson(input.parameters),
+    endpoint: input.endpoint,
+    method: input.method,
+    headers: toJson(input.headers),
+    timeout_ms: input.timeoutMs,
+  };
+}
+
+function toTool(row: Row): Tool {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    description: row.description,
+    parameters: fromJson(row.parameters, {}),
+    endpoint: row.endpoint,
+    method: row.method as ToolMethod,
+    headers: fromJson(row.headers, {}),
+    timeoutMs: row.timeout_ms,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

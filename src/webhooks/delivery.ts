@@ -1,0 +1,116 @@
+import type { Logger } from 'pino';
+import type { OutboxRepo, OutboxRow } from '../store/repos/outbox.ts';
+import type { Clock, Timer } from '../util/clock.ts';
+import { signedHeaders } from './signing.ts';
+
+export interface DeliveryOptions {
+  outbox: OutboxRepo;
+  /** The account's signing secret (accounts.webhook_secret). */
+  secretFor(accountId: number): Promise<string | undefined>;
+  clock: Clock;
+  logger: Logger;
+  fetch?: typeof fetch;
+  pollMs?: number;
+  timeoutMs?: number;
+  maxAttempts?: number;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** Delay before attempt `attempts + 1`: 5 s, 10 s, 20 s … capped at an hour. */
+export function backoffMs(attempts: number, baseMs = 5_000, maxMs = 3_600_000): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
+}
+
+/**
+ * Delivers the persisted outbox: due rows are POSTed signed; failures are retried with
+ * exponential backoff until `maxAttempts`, then marked failed. All state is in the table, so a
+ * restart simply picks up the pending rows; the webhook id stays the same across retries so
+ * receivers can deduplicate.
+ */
+export class DeliveryWorker {
+  private timer: Timer | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly opts: DeliveryOptions) {
+    this.fetchImpl = opts.fetch ?? fetch;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** A new event was enqueued: deliver soon rather than at the next poll. */
+  kick(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  /** Delivers every due row once; concurrent callers share one pass. */
+  runDue(): Promise<void> {
+    this.running ??= this.pass().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private schedule(ms: number): void {
+    this.timer?.cancel();
+    this.timer = this.opts.clock.setTimeout(() => {
+      this.timer = undefined;
+      void this.runDue().finally(() => {
+        if (!this.stopped && !this.timer) this.schedule(this.opts.pollMs ?? 1_000);
+      });
+    }, ms);
+  }
+
+  private async pass(): Promise<void> {
+    for (;;) {
+      const rows = await this.opts.outbox.due(this.opts.clock.now());
+      if (rows.length === 0) return;
+      await Promise.all(rows.map((r) => this.deliver(r)));
+    }
+  }
+
+  private async deliver(row: OutboxRow): Promise<void> {
+    const attempts = row.attempts + 1;
+    let error: string | undefined;
+    try {
+      const secret = await this.opts.secretFor(row.accountId);
+      if (!secret) throw new Error('account has no signing secret');
+      const headers = signedHeaders(secret, `msg_${row.id}`, Math.floor(this.opts.clock.now() / 1000), row.payload);
+      const res = await this.fetchImpl(row.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', ...headers },
+        body: row.payload,
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        redirect: 'manual',
+      });
+      await res.body?.cancel();
+      if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    if (error === undefined) {
+      await this.opts.outbox.markDelivered(row.id, attempts);
+      return;
+    }
+    if (attempts >= (this.opts.maxAttempts ?? 8)) {
+      this.opts.logger.warn({ outboxId: row.id, url: row.url, error }, 'webhook delivery gave up');
+      await this.opts.outbox.markFailed(row.id, attempts, error);
+      return;
+    }
+    const next = this.opts.clock.now() + backoffMs(attempts, this.opts.baseBackoffMs, this.opts.maxBackoffMs);
+    await this.opts.outbox.markRetry(row.id, attempts, next, error);
+  }
+}

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { platform, type Platform } from './platform-helpers.ts';
+import { testApp } from '../../support/app.ts';
+
+let t: Platform;
+beforeEach(async () => { t = await platform(); });
+afterEach(async () => { await t.close(); });
+
+describe('CallsRepo', () => {
+  it('creates and updates records for the SIP layer', async () => {
+    const call = await t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'inbound', fromNumber: '+14155550100', toNumber: '+14155550101', status: 'ringing' });
+    expect(call).toMatchObject({ uuid: expect.any(String), status: 'ringing', inviteAt: t.clock.now(), costMicros: 0, transcript: null });
+    const updated = await t.ctx.repos.calls.update(call.id, {
+      status: 'completed',
+      answerAt: call.inviteAt + 2000,
+      endAt: call.inviteAt + 65_000,
+      codec: 'PCMU',
+      endCause: 'caller_hangup',
+      quality: { mos: 4.3, packet_loss: 0.001 },
+      transcript: [{ role: 'assistant', content: 'Hello!' }],
+      costMicros: 110_000,
+    });
+    expect(updated).toMatchObject({ status: 'completed', codec: 'PCMU', quality: { mos: 4.3 }, transcript: [{ role: 'assistant', content: 'Hello!' }] });
+    expect((await t.ctx.repos.calls.getByUuid(call.uuid))?.id).toBe(call.id);
+  });
+});
+
+describe('GET /user/calls', () => {
+  it('lists newest first with filters and a limit; reads one call', async () => {
+    const assistant = await t.assistant(t.a.id);
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(1000);
+      ids.push((await t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'outbound', fromNumber: '+1', toNumber: `+2${i}`, assistantId: i === 1 ? assistant : null })).id);
+    }
+    const list = await t.req(t.a.key, 'GET', '/user/calls');
+    expect(list.body.map((c: { id: number }) => c.id)).toEqual([...ids].reverse());
+    expect((await t.req(t.a.key, 'GET', '/user/calls?limit=1')).body.map((c: { id: number }) => c.id)).toEqual([ids[2]]);
+    expect((await t.req(t.a.key, 'GET', `/user/calls?assistant_id=${assistant}`)).body.map((c: { id: number }) => c.id)).toEqual([ids[1]]);
+    expect((await t.req(t.a.key, 'GET', '/user/calls?limit=0')).status).toBe(422);
+    expect((await t.req(t.a.key, 'GET', '/user/calls?limit=101')).status).toBe(422);
+
+    await t.ctx.repos.calls.update(ids[0]!, { status: 'completed', answerAt: 1_700_000_001_000, endAt: 1_700_000_031_400, costMicros: 50_000, codec: 'PCMA', endCause: 'assistant_hangup', transcript: [{ role: 'user', content: 'hi' }] });
+    const one = await t.req(t.a.key, 'GET', `/user/calls/${ids[0]}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({
+      id: ids[0],
+      direction: 'outbound',
+      status: 'completed',
+      from_number: '+1',
+      answered_at: '2023-11-14T22:13:21.000Z',
+      ended_at: '2023-11-14T22:13:51.400Z',
+      duration_seconds: 30,
+      codec: 'PCMA',
+      end_cause: 'assistant_hangup',
+      transcript: [{ role: 'user', content: 'hi' }],
+      recording_url: null,
+      cost: 0.05,
+    });
+  });
+
+  it("answers 404 for another account's call", async () => {
+    const call = await t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2' });
+    expect((await t.req(t.b.key, 'GET', `/user/calls/${call.id}`)).status).toBe(404);
+    expect((await t.req(t.b.key, 'GET', `/user/calls/${call.id}/recording`)).status).toBe(404);
+    expect((await t.req(t.b.key, 'GET', '/user/calls')).body).toEqual([]);
+    expect((await t.req(t.a.key, 'GET', '/user/calls/999')).status).toBe(404);
+  });
+
+  it('serves a recording from inside the data directory only', async () => {
+    // Its own app: recordings live in the data directory, which the shared one does not have.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-rec-'));
+    const app = await testApp({ SWITCHBOARD_DATA_DIR: dir });
+    try {
+      const acct = await app.account();
+      fs.mkdirSync(path.join(dir, 'recordings'));
+      fs.writeFileSync(path.join(dir, 'recordings', 'a.wav'), 'RIFFfake');
+      const call = await app.ctx.repos.calls.create({ accountId: acct.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', recordingPath: 'recordings/a.wav' });
+      const escape = await app.ctx.repos.calls.create({ accountId: acct.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', recordingPath: '../../etc/passwd' });
+      const meta = await app.call(acct.key, 'GET', `/user/calls/${call.id}`);
+      expect(meta.body.recording_url).toMatch(new RegExp(`/api/user/calls/${call.id}/recording$`));
+      const rec = await app.call(acct.key, 'GET', `/user/calls/${call.id}/recording`);
+      expect(rec.status).toBe(200);
+      expect(rec.headers['content-type']).toBe('audio/wav');
+      expect(rec.body).toBe('RIFFfake');
+      expect((await app.call(acct.key, 'GET', `/user/calls/${escape.id}/recording`)).status).toBe(404);
+    } finally {
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import type http from 'node:http';
+import { listen, readBody } from './http-util.ts';
+
+export interface Delivery {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The status the sink answered with. */
+  status: number;
+}
+
+/**
+ * Records every request (webhook deliveries, custom tool calls). Can fail the first N requests
+ * with 500, or answer through a custom responder.
+ */
+export class HttpSink {
+  readonly received: Delivery[] = [];
+  failFirst = 0;
+  responder: ((d: Omit<Delivery, 'status'>) => { status: number; body: unknown } | undefined) | undefined;
+  private server!: { url: string; close(): Promise<void> };
+
+  static async start(): Promise<HttpSink> {
+    const s = new HttpSink();
+    s.server = await listen((req, res) => void s.handle(req, res));
+    return s;
+  }
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const d = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: await readBody(req) };
+    let status = 200;
+    let body: unknown = { ok: true };
+    if (this.failFirst > 0) {
+      this.failFirst--;
+      status = 500;
+      body = { error: 'scripted failure' };
+    } else {
+      const custom = this.responder?.(d);
+      if (custom) ({ status, body } = custom);
+    }
+    this.received.push({ ...d, status });
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  }
+}

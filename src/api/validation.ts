@@ -34,7 +34,9 @@ export function issueMessage(issue: Issue, field: string): string {
     case 'unrecognized_keys':
       return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}.`;
     case 'invalid_format':
-      return `The ${f} field must be a valid ${issue.format}.`;
+      // A schema's own message (e.g. on .regex()) says more than the generic one.
+      if (!issue.message.startsWith('Invalid')) return issue.message;
+      return `The ${f} field must be a valid ${issue.format === 'regex' ? 'value' : issue.format}.`;
     default:
       return issue.message.startsWith('The ') ? issue.message : `The ${f} field ${issue.message}.`;
   }
@@ -57,7 +59,7 @@ export function zodErrors(error: z.ZodError): Record<string, string[]> {
 
 /** Parses with a zod schema, throwing the engine's ValidationError (422) on failure. */
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const res = schema.safeParse(input);
+  const res = schema.safeParse(input, { reportInput: true });
   if (!res.success) throw new ValidationError(zodErrors(res.error));
   return res.data;
 }

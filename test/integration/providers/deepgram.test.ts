@@ -80,7 +80,7 @@ describe('Deepgram live STT against the stand-in', () => {
   });
 
   it('sends KeepAlive while no audio flows, so the server idle timeout never fires', async () => {
-    const { standIn, provider } = await setup({ idleTimeoutMs: 300 }, { keepAliveMs: 100 });
+    const { standIn, provider } = await setup({ idleTimeoutMs: 500 }, { keepAliveMs: 100 });
     const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });
     const { events, done } = collect(stream);
     await standIn.waitFor(() => standIn.connections[0]?.controls.filter((c) => c.type === 'KeepAlive').length === 5, 2000);
@@ -186,5 +186,32 @@ describe('Deepgram live STT against the stand-in', () => {
     await done;
     await standIn.waitFor(() => standIn.connections[0]!.end !== undefined);
     expect(standIn.connections[0]!.controls.map((c) => c.type)).not.toContain('CloseStream');
+  });
+});
+
+describe('Deepgram stand-in scripting', () => {
+  it('trigger {afterMs} emits the next scripted utterance every N ms of audio, silence included', async () => {
+    const { standIn, provider } = await setup({ script: ['one', 'two'], trigger: { afterMs: 400 } });
+    const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });
+    const { events, done } = collect(stream);
+    writeMs(stream, silenceFrame, 800);
+    await standIn.waitFor(() => events.filter((e) => e.type === 'final').length === 2);
+    await stream.close();
+    await done;
+    expect(events.filter((e) => e.type === 'final').map((e) => [e.text, e.startMs, e.endMs])).toEqual([
+      ['one', 0, 400],
+      ['two', 400, 800],
+    ]);
+  });
+
+  it('refuses a handshake without raw-audio parameters (400), as Deepgram does', async () => {
+    const { standIn } = await setup();
+    const { default: WebSocket } = await import('ws');
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${standIn.url}/v1/listen?sample_rate=16000`, { headers: { Authorization: 'Token dg-test-key' } });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('error', () => {});
+    });
+    expect(status).toBe(400);
   });
 });

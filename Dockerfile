@@ -8,7 +8,7 @@ RUN npm ci --omit=dev --ignore-scripts=false
 COPY bin ./bin
 COPY src ./src
 COPY models ./models
-COPY fixtures/audio ./fixtures/audio
+COPY assets ./assets
 COPY tsconfig.json ./
 
 FROM node:20-bookworm-slim

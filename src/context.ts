@@ -6,6 +6,7 @@ import type { SecretBox } from './store/secrets.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { TrunkRegistry } from './sip/trunk-registry.ts';
 import type { CampaignRunner } from './campaigns/state.ts';
+import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -24,4 +25,6 @@ export interface AppContext {
   trunks: TrunkRegistry;
   /** Runs campaign calls; absent means the no-op runner (no dialer yet). */
   campaignRunner?: CampaignRunner;
+  /** Places outbound calls (POST /user/calls); absent until the SIP server is up. */
+  dialer?: OutboundCallPlacer;
 }

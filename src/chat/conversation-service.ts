@@ -8,7 +8,7 @@ import type { Conversation } from '../store/repos/conversations.ts';
 import type { EventPublisher } from '../webhooks/events.ts';
 import { AppError, NotFoundError } from '../util/errors.ts';
 import { historyView, turnHistory } from './history.ts';
-import { WIDGET_MESSAGE_PRICE_MICROS } from './prices.ts';
+import { WIDGET_MESSAGE_PRICE_MICROS } from '../billing/prices.ts';
 
 export const TOP_UP_MESSAGE = 'Insufficient balance. Please top up your account to continue.';
 const DEFAULT_INACTIVITY_MINUTES = 30;

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.ts';
 import type { TurnResult } from '../agent/types.ts';
 import { AppError, NotFoundError } from '../util/errors.ts';
 import { inactivityMs, type ConversationService } from './conversation-service.ts';
-import { GENERATE_REPLY_PRICE_MICROS } from './prices.ts';
+import { GENERATE_REPLY_PRICE_MICROS } from '../billing/prices.ts';
 
 export interface GenerateReplyInput {
   assistant_id: number;

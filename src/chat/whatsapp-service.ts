@@ -6,7 +6,7 @@ import type { WhatsappSender } from '../store/repos/whatsapp-senders.ts';
 import type { EventPublisher } from '../webhooks/events.ts';
 import { AppError } from '../util/errors.ts';
 import { inactivityMs, type ConversationService } from './conversation-service.ts';
-import { WHATSAPP_FREEFORM_PRICE_MICROS } from './prices.ts';
+import { WHATSAPP_FREEFORM_PRICE_MICROS } from '../billing/prices.ts';
 import type { TwilioClient } from './twilio.ts';
 import { isE164, sessionStatus } from './whatsapp-session.ts';
 

@@ -4,10 +4,10 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.ts';
 import { sql as m001 } from './migrations/001-initial.ts';
-import { sql as m004 } from './migrations/004-chat.ts';
+import { sql as m002 } from './migrations/002-chat.ts';
 
 /** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m004];
+const MIGRATIONS: readonly string[] = [m001, m002];
 
 export interface Store {
   db: Kysely<Database>;

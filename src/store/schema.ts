@@ -189,6 +189,9 @@ export interface ConversationsTable {
   last_customer_message_at: Ms | null;
   ended_at: Ms | null;
   created_at: Ms;
+  /** When the inactivity sweeper ends it (migration 002). */
+  inactivity_deadline: Ms | null;
+  ended_reason: string | null;
 }
 
 export interface MessagesTable {

@@ -118,19 +118,20 @@ export class OpenAiStandIn {
         if (part) chunks.push({ tool_calls: [{ index, function: { arguments: part } }] });
       }
     });
+    // Destroying a socket drops unflushed writes: wait for each chunk to leave, then give the
+    // client a moment to read it, so "mid-stream" really is after those chunks arrived.
+    const cut = async () => {
+      await new Promise((r) => setTimeout(r, 30));
+      res.socket?.destroy();
+    };
     let sent = 0;
     for (const delta of chunks) {
-      if (script.failAfterChunks !== undefined && sent >= script.failAfterChunks) {
-        res.socket?.destroy();
-        return;
-      }
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+      if (script.failAfterChunks !== undefined && sent >= script.failAfterChunks) return cut();
+      const line = `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+      await new Promise<void>((r) => res.write(line, () => r()));
       sent++;
     }
-    if (script.failAfterChunks !== undefined) {
-      res.socket?.destroy();
-      return;
-    }
+    if (script.failAfterChunks !== undefined) return cut();
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: finish }] })}\n\n`);
     res.end('data: [DONE]\n\n');
   }

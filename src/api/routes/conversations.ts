@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
+import type { FastifyRequest } from 'fastify';
 import { chatServices } from '../../chat/services.ts';
+import { API_WINDOWS, MemoryRateLimiter } from '../rate-limit.ts';
+import { AppError } from '../../util/errors.ts';
 
 const uuidParams = z.object({ uuid: z.string().min(1).max(64) });
 const variables = z.record(z.string(), z.unknown()).nullable().optional();
@@ -13,6 +16,16 @@ const variables = z.record(z.string(), z.unknown()).nullable().optional();
  */
 export function registerConversationRoutes(api: Api, ctx: AppContext): void {
   const chat = () => chatServices(ctx).conversations;
+  // Keyed requests are limited per key by the auth hook; keyless widget traffic gets the same
+  // limits per client address, or one visitor could spend an account's balance unchecked.
+  const anonymous = new MemoryRateLimiter(API_WINDOWS);
+  const limit = (request: FastifyRequest, accountId: number) => {
+    if (accountId !== 0) return;
+    const d = anonymous.hit(`ip:${request.ip}`, ctx.clock.now());
+    if (!d.allowed) {
+      throw new AppError('Too many requests.', 429, 'RATE_LIMITED', true, { message: 'Too many requests.', retry_after: d.retryAfterSec });
+    }
+  };
 
   api.route({
     method: 'POST',
@@ -26,7 +39,10 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
       type: z.enum(['widget', 'test']).default('widget'),
       variables,
     }),
-    handler: ({ body, accountId }) => chat().create(accountId, body.assistant_id, body.type, body.variables),
+    handler: ({ body, accountId, request }) => {
+      limit(request, accountId);
+      return chat().create(accountId, body.assistant_id, body.type, body.variables);
+    },
   });
 
   api.route({
@@ -37,7 +53,10 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     auth: 'optional',
     errorStyle: 'status',
     params: uuidParams,
-    handler: ({ params, accountId }) => chat().view(accountId, params.uuid),
+    handler: ({ params, accountId, request }) => {
+      limit(request, accountId);
+      return chat().view(accountId, params.uuid);
+    },
   });
 
   api.route({
@@ -49,7 +68,10 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     errorStyle: 'status',
     params: uuidParams,
     body: z.object({ message: z.string().trim().min(1).max(2000) }),
-    handler: ({ params, body, accountId }) => chat().sendMessage(accountId, params.uuid, body.message),
+    handler: ({ params, body, accountId, request }) => {
+      limit(request, accountId);
+      return chat().sendMessage(accountId, params.uuid, body.message);
+    },
   });
 
   for (const [action, enabled] of [['disable-ai', false], ['enable-ai', true]] as const) {

@@ -5,13 +5,7 @@ import type { ConversationsTable, Database } from '../schema.ts';
 import type { Clock } from '../../util/clock.ts';
 import { fromJson, toJson } from '../json.ts';
 
-/** Columns added by migration 004 (kept here until schema.ts carries them). */
-export interface ChatConversationsTable extends ConversationsTable {
-  inactivity_deadline: number | null;
-  ended_reason: string | null;
-}
-export type ChatDatabase = Omit<Database, 'conversations'> & { conversations: ChatConversationsTable };
-type Row = Selectable<ChatConversationsTable>;
+type Row = Selectable<ConversationsTable>;
 
 export type ConversationType = 'widget' | 'test' | 'api' | 'whatsapp';
 
@@ -52,10 +46,10 @@ export interface NewConversation {
 }
 
 export class ConversationsRepo {
-  private readonly db: Kysely<ChatDatabase>;
+  private readonly db: Kysely<Database>;
 
   constructor(private readonly store: Store, private readonly clock: Clock) {
-    this.db = store.db as unknown as Kysely<ChatDatabase>;
+    this.db = store.db;
   }
 
   /** Creates the conversation and, when given, its opening assistant message in one transaction. */

@@ -189,3 +189,22 @@ describe('AI hand-over', () => {
     expect((await w.req(undefined, 'POST', `/automate/conversations/${conv}/enable-ai`)).status).toBe(401);
   });
 });
+
+describe('keyless limits and the API document', () => {
+  it('limits keyless chatbot requests per client address with {status:false, …, retry_after}', async () => {
+    const asst = await w.assistant(a.key);
+    const conv = (await start(a.key, { assistant_id: asst.uuid, type: 'test' })).body.conversation_id as string;
+    let last = { status: 0, body: {} as Record<string, unknown> };
+    for (let i = 0; i < 21; i++) last = await w.t.call(undefined, 'GET', `/conversations/${conv}`);
+    expect(last.status).toBe(429);
+    expect(last.body).toMatchObject({ status: false, message: expect.any(String), retry_after: expect.any(Number) });
+  });
+
+  it('every chat route is in /api/openapi.json', async () => {
+    const doc = (await w.t.call(undefined, 'GET', '/api/openapi.json')).body;
+    const paths = Object.keys(doc.paths);
+    for (const p of ['/conversations', '/conversations/{uuid}', '/conversations/{uuid}/messages', '/automate/conversations/{uuid}/disable-ai', '/user/ai/generate-reply', '/user/whatsapp/send-freeform', '/user/whatsapp/session-status', '/webhooks/whatsapp/{sender_id}']) {
+      expect(paths).toContain(p);
+    }
+  });
+});

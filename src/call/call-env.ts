@@ -1,0 +1,51 @@
+/**
+ * What the call layer needs from the composition root, in one typed bag per SIP server (not a
+ * global): stores, trunks, the live-call registry, how to make media, and the limits.
+ */
+import type { Logger } from 'pino';
+import type { RtpSession } from '../media/rtp-session.ts';
+import type { TrunkRegistry } from '../sip/trunk-registry.ts';
+import type { Repos } from '../store/index.ts';
+import type { AssistantRecord } from '../store/repos/assistants.ts';
+import type { Clock } from '../util/clock.ts';
+import type { CallRecorder } from './call-record.ts';
+import type { CallRegistry } from './call-registry.ts';
+import type { CallSession } from './call-session.ts';
+
+export interface CallLimits {
+  /** Live calls (ringing or answered) per account. */
+  maxPerAccount: number;
+  /** Live calls per trunk. */
+  maxPerTrunk: number;
+  /** Balance needed to start a call (a minute of calling by default). */
+  minBalanceMicros: number;
+  /** Ceiling on any call's length, below the assistant's max_duration (ops safety, tests). */
+  maxCallMs?: number;
+  /** Length of diagnostics calls (echo/tone). */
+  diagnosticsMaxMs: number;
+}
+
+/** The AI side of a call (the session issue plugs in here); resolves when it is done talking. */
+export type CallEngine = (session: CallSession, assistant: AssistantRecord) => Promise<void>;
+
+export interface CallEnv {
+  repos: Repos;
+  trunks: TrunkRegistry;
+  clock: Clock;
+  logger: Logger;
+  registry: CallRegistry;
+  recorder: CallRecorder;
+  /** A fresh RtpSession (not yet allocated). */
+  createMedia(): RtpSession;
+  /** Address written into SDP c= lines. */
+  publicHost: string;
+  limits: CallLimits;
+  /** Ring this long before answering inbound calls (a caller expects a ring; tests need a window). */
+  answerDelayMs?: number;
+  engine?: CallEngine;
+}
+
+export function maxDurationMs(env: CallEnv, assistant: AssistantRecord | undefined): number {
+  const configured = assistant ? (assistant.config.max_duration ?? 600) * 1000 : env.limits.diagnosticsMaxMs;
+  return Math.min(configured, env.limits.maxCallMs ?? Infinity);
+}

@@ -1,0 +1,100 @@
+/**
+ * The call record's life, in one place: created when an INVITE is admitted (or a call is
+ * placed), stamped at answer, closed with status, end cause, codec and media figures. Refused
+ * INVITEs of a known account (no assistant, no balance, at the cap) are recorded too, as
+ * `failed`, so the owner can see why a caller never reached them; INVITEs from strangers are not
+ * (writing a row per probe would let a scanner fill the database).
+ */
+import type { RtpSessionStats } from '../media/media-types.ts';
+import type { CallsRepo, NewCall } from '../store/repos/calls.ts';
+import type { Clock } from '../util/clock.ts';
+import type { EndCause } from './call-session.ts';
+
+export interface EndInfo {
+  answered: boolean;
+  cause: EndCause;
+  stats: RtpSessionStats | undefined;
+  dtmf: ReadonlyArray<{ digit: string; durationMs: number; atMs: number }>;
+}
+
+/** Final status of a call from how it ended. */
+export function statusFor(info: Pick<EndInfo, 'answered' | 'cause'>): string {
+  if (info.answered) return info.cause === 'error' ? 'failed' : 'completed';
+  switch (info.cause) {
+    case 'cancelled':
+    case 'local-hangup':
+      return 'canceled';
+    case 'no-answer':
+    case 'busy':
+    case 'declined':
+    case 'invalid-number':
+      return info.cause;
+    default:
+      return 'failed';
+  }
+}
+
+/** SIP final status of an outbound INVITE → end cause (and through statusFor, the call status). */
+export function causeForSipStatus(status: number): EndCause {
+  if (status === 486 || status === 600) return 'busy';
+  if (status === 603) return 'declined';
+  if (status === 408 || status === 480) return 'no-answer';
+  if (status === 404 || status === 484 || status === 604) return 'invalid-number';
+  if (status === 487) return 'cancelled';
+  return 'failed';
+}
+
+/** The media figures kept on the record (RTCP-style loss and jitter, what concealment did). */
+export function qualityOf(s: RtpSessionStats): Record<string, unknown> {
+  return {
+    codec: s.codec,
+    ptime_ms: s.ptimeMs,
+    packets_sent: s.packetsSent,
+    packets_received: s.packetsReceived,
+    packets_lost: s.lost,
+    jitter_ms: Math.round(s.jitterMs * 10) / 10,
+    rtt_ms: s.rttMs ?? null,
+    remote: s.remote ?? null,
+    concealed_frames: s.concealedFrames,
+    late_frames: s.lateFrames,
+    dropped_frames: s.droppedFrames,
+    dtmf_received: s.dtmfReceived,
+    dtmf_sent: s.dtmfSent,
+  };
+}
+
+export class CallRecorder {
+  constructor(
+    private readonly calls: CallsRepo,
+    private readonly clock: Clock,
+  ) {}
+
+  create(input: NewCall): ReturnType<CallsRepo['create']> {
+    return this.calls.create(input);
+  }
+
+  /** An INVITE we refused for a reason its owner should see. */
+  async refused(input: NewCall, cause: string): Promise<void> {
+    await this.calls.create({ ...input, status: 'failed', endCause: cause, endAt: this.clock.now() });
+  }
+
+  async status(id: number, status: string): Promise<void> {
+    await this.calls.update(id, { status });
+  }
+
+  async answered(id: number, codec: string): Promise<void> {
+    await this.calls.update(id, { status: 'in-progress', answerAt: this.clock.now(), codec });
+  }
+
+  async ended(id: number, info: EndInfo): Promise<void> {
+    const existing = await this.calls.getById(id);
+    const events = info.dtmf.map((d) => ({ type: 'dtmf', digit: d.digit, duration_ms: d.durationMs, at: d.atMs }));
+    await this.calls.update(id, {
+      status: statusFor(info),
+      endCause: info.cause,
+      endAt: this.clock.now(),
+      ...(info.stats ? { quality: qualityOf(info.stats) } : {}),
+      ...(events.length > 0 ? { details: { ...(existing?.details ?? {}), events } } : {}),
+    });
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Live calls in this process: the counts the concurrency caps read, the list a drain walks on
+ * SIGTERM, and `uuid → session` for anything that must reach a running call. A call is counted
+ * from admission (still ringing) so two simultaneous INVITEs cannot both squeeze under a cap.
+ */
+import type { CallSession, EndCause } from './call-session.ts';
+
+export class CallRegistry {
+  private readonly calls = new Map<string, CallSession>();
+  private readonly byAccount = new Map<number, number>();
+  private readonly byTrunk = new Map<string, number>();
+  private draining = false;
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  /** True once drain() started: new calls are refused. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  activeForAccount(accountId: number): number {
+    return this.byAccount.get(accountId) ?? 0;
+  }
+
+  activeForTrunk(trunkKey: string): number {
+    return this.byTrunk.get(trunkKey) ?? 0;
+  }
+
+  get(uuid: string): CallSession | undefined {
+    return this.calls.get(uuid);
+  }
+
+  list(): CallSession[] {
+    return [...this.calls.values()];
+  }
+
+  /** Tracks a session until its `ended` event. */
+  add(session: CallSession): void {
+    if (this.calls.has(session.uuid)) return;
+    this.calls.set(session.uuid, session);
+    bump(this.byAccount, session.accountId, 1);
+    bump(this.byTrunk, session.trunkKey, 1);
+    session.once('ended', () => this.remove(session));
+    // `ended` is emitted after the record is written; if it never listens (closed before add),
+    // the done promise still frees the slot.
+    void session.done.then(() => this.remove(session));
+  }
+
+  private remove(session: CallSession): void {
+    if (this.calls.get(session.uuid) !== session) return;
+    this.calls.delete(session.uuid);
+    bump(this.byAccount, session.accountId, -1);
+    bump(this.byTrunk, session.trunkKey, -1);
+  }
+
+  /**
+   * Refuses new calls, then ends the live ones: calls get `graceMs` to finish on their own
+   * (rolling deploys), after which they are hung up with `cause`.
+   */
+  async drain(graceMs = 0, cause: EndCause = 'shutdown', wait: (ms: number) => Promise<void> = sleep): Promise<void> {
+    this.draining = true;
+    if (graceMs > 0 && this.calls.size > 0) {
+      await Promise.race([Promise.all(this.list().map((c) => c.done)), wait(graceMs)]);
+    }
+    await Promise.all(this.list().map((c) => c.close(cause)));
+  }
+}
+
+function bump<K>(map: Map<K, number>, key: K, by: number): void {
+  const next = (map.get(key) ?? 0) + by;
+  if (next <= 0) map.delete(key);
+  else map.set(key, next);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    t.unref();
+  });
+}

@@ -1,0 +1,216 @@
+/**
+ * One call: owns its dialog, its RtpSession and its timers (ARCHITECTURE.md §6). The engine (AI
+ * pipeline, or the diagnostics echo) plugs into the media seam — `inbound`, `outbound`,
+ * `sendDtmf` — and never touches sockets or SIP.
+ *
+ * A session is created once the call is authorised and admitted, while it still rings: the
+ * flow that created it (inbound-calls.ts, outbound-dialer.ts) sets `cancelPending` to stop the
+ * ringing leg, then calls `answered()` with the confirmed dialog. `close(cause)` is idempotent
+ * from any state and releases everything; the end is written to the call record before `ended`.
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { Logger } from 'pino';
+import type { AudioFrame } from '../audio/frame.ts';
+import type { DtmfSendOptions, OutboundAudio, RtpSessionStats } from '../media/media-types.ts';
+import type { RtpSession } from '../media/rtp-session.ts';
+import { answerOffer, type LocalMedia, type NegotiatedMedia } from '../media/sdp-negotiate.ts';
+import type { SdpSession } from '../media/sdp-write.ts';
+import { SdpNegotiationError } from '../media/sdp.ts';
+import type { Dialog, DialogEndReason, IncomingReinvite } from '../sip/dialog.ts';
+import type { Clock, Timer } from '../util/clock.ts';
+import type { CallRecorder } from './call-record.ts';
+
+export type CallDirection = 'inbound' | 'outbound';
+export type CallState = 'ringing' | 'active' | 'ended';
+
+/** Why a call ended; the record's `end_cause`. */
+export type EndCause =
+  | 'remote-hangup'
+  | 'local-hangup'
+  | 'max-duration'
+  | 'rtp-timeout'
+  | 'session-expired'
+  | 'ack-timeout'
+  | 'cancelled'
+  | 'no-answer'
+  | 'busy'
+  | 'declined'
+  | 'invalid-number'
+  | 'failed'
+  | 'shutdown'
+  | 'error';
+
+export interface CallSessionEvents {
+  answered: () => void;
+  ended: (info: { cause: EndCause }) => void;
+  dtmf: (event: { digit: string; durationMs: number }) => void;
+  /** Hold/unhold or codec change took effect. */
+  mediaUpdated: (media: NegotiatedMedia) => void;
+}
+
+export interface CallSessionInit {
+  recordId: number;
+  uuid: string;
+  direction: CallDirection;
+  accountId: number;
+  /** Registry key of the trunk (its inbound id). */
+  trunkKey: string;
+  assistantId: number | undefined;
+  media: RtpSession;
+  clock: Clock;
+  logger: Logger;
+  recorder: CallRecorder;
+  /** Hard limit from answer to BYE. */
+  maxDurationMs: number;
+}
+
+export class CallSession extends EventEmitter<CallSessionEvents> {
+  readonly recordId: number;
+  readonly uuid: string;
+  readonly direction: CallDirection;
+  readonly accountId: number;
+  readonly trunkKey: string;
+  readonly assistantId: number | undefined;
+  readonly media: RtpSession;
+  state: CallState = 'ringing';
+  endCause: EndCause | undefined;
+  /** Stops the ringing leg (reject/CANCEL); set by the flow that created the session. */
+  cancelPending: ((cause: EndCause) => void) | undefined;
+  /** Resolves once the call has ended and its record is written. */
+  readonly done: Promise<{ cause: EndCause }>;
+  private dialog: Dialog | undefined;
+  private local: LocalMedia | undefined;
+  private sdp: SdpSession | undefined;
+  private maxTimer: Timer | undefined;
+  private closing: Promise<void> | undefined;
+  private resolveDone!: (v: { cause: EndCause }) => void;
+  private readonly init: CallSessionInit;
+  private readonly dtmfLog: Array<{ digit: string; durationMs: number; atMs: number }> = [];
+
+  constructor(init: CallSessionInit) {
+    super();
+    this.init = init;
+    this.recordId = init.recordId;
+    this.uuid = init.uuid;
+    this.direction = init.direction;
+    this.accountId = init.accountId;
+    this.trunkKey = init.trunkKey;
+    this.assistantId = init.assistantId;
+    this.media = init.media;
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    // Media events are lifecycle only; audio stays on the iterables.
+    this.media.on('dtmf', (e) => {
+      this.dtmfLog.push({ ...e, atMs: init.clock.now() });
+      this.emit('dtmf', e);
+    });
+    this.media.on('rtpTimeout', ({ silentMs }) => {
+      init.logger.info({ call: this.uuid, silentMs }, 'no RTP from the far end: hanging up');
+      void this.close('rtp-timeout');
+    });
+    this.media.on('error', (err) => init.logger.warn({ call: this.uuid, err: err.message }, 'media error'));
+  }
+
+  /** Caller audio: one 16 kHz frame per 20 ms from answer to end. */
+  get inbound(): AsyncIterable<AudioFrame> {
+    return this.media.inbound;
+  }
+
+  /** Audio towards the caller (write / writeStream / flush for barge-in). */
+  get outbound(): OutboundAudio {
+    return this.media.outbound;
+  }
+
+  sendDtmf(digits: string, opts?: DtmfSendOptions): Promise<void> {
+    return this.media.sendDtmf(digits, opts);
+  }
+
+  stats(): RtpSessionStats {
+    return this.media.stats();
+  }
+
+  /** The dialog is confirmed and media negotiated: start media, arm the hard limit. */
+  answered(dialog: Dialog, negotiated: NegotiatedMedia, local: LocalMedia, sdp: SdpSession): void {
+    if (this.state !== 'ringing') {
+      void dialog.bye();
+      return;
+    }
+    this.state = 'active';
+    this.dialog = dialog;
+    this.local = local;
+    this.sdp = sdp;
+    this.cancelPending = undefined;
+    this.media.start(negotiated);
+    dialog.on('ended', ({ reason }) => void this.close(causeOf(reason)));
+    dialog.on('reinvite', (inc) => this.onReinvite(inc));
+    this.maxTimer = this.init.clock.setTimeout(() => void this.close('max-duration'), this.init.maxDurationMs);
+    void this.init.recorder.answered(this.recordId, negotiated.codec.name);
+    this.emit('answered');
+  }
+
+  /** Hang up (BYE when answered, reject/CANCEL while ringing). */
+  hangup(): Promise<void> {
+    return this.close('local-hangup');
+  }
+
+  /** Ends the call once, whatever state it is in, and writes the record. Idempotent. */
+  close(cause: EndCause = 'local-hangup'): Promise<void> {
+    this.closing ??= this.shutdown(cause);
+    return this.closing;
+  }
+
+  private async shutdown(cause: EndCause): Promise<void> {
+    const wasActive = this.state === 'active';
+    this.state = 'ended';
+    this.endCause = cause;
+    this.maxTimer?.cancel();
+    if (!wasActive) this.cancelPending?.(cause);
+    this.cancelPending = undefined;
+    const dialog = this.dialog;
+    // The dialog may already be over (their BYE, ACK timeout): then there is no one to tell.
+    if (dialog && !dialog.isEnded) void dialog.bye();
+    dialog?.removeAllListeners();
+    const stats = wasActive ? this.media.stats() : undefined;
+    await this.media.close(cause);
+    try {
+      await this.init.recorder.ended(this.recordId, { answered: wasActive, cause, stats, dtmf: this.dtmfLog });
+    } catch (err) {
+      this.init.logger.error({ call: this.uuid, err: (err as Error).message }, 'could not write the call record');
+    }
+    this.emit('ended', { cause });
+    this.removeAllListeners();
+    this.resolveDone({ cause });
+  }
+
+  /** Hold/unhold and codec changes: answer the new offer with our same ports. */
+  private onReinvite(inc: IncomingReinvite): void {
+    if (inc.offer === undefined || !this.local || !this.sdp) {
+      inc.accept();
+      return;
+    }
+    try {
+      const result = answerOffer(inc.offer, this.local, this.sdp);
+      this.sdp = result.session;
+      this.media.update(result);
+      inc.accept(result.answerSdp);
+      this.emit('mediaUpdated', result);
+    } catch (err) {
+      if (err instanceof SdpNegotiationError) inc.reject(err.sipStatus);
+      else inc.reject(500);
+    }
+  }
+}
+
+function causeOf(reason: DialogEndReason): EndCause {
+  switch (reason) {
+    case 'remote-bye':
+      return 'remote-hangup';
+    case 'local-bye':
+      return 'local-hangup';
+    case 'ack-timeout':
+      return 'ack-timeout';
+    case 'session-expired':
+      return 'session-expired';
+    case 'closed':
+      return 'shutdown';
+  }
+}

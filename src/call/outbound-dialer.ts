@@ -1,0 +1,164 @@
+/**
+ * Outbound calls through a trunk: our offer from freshly allocated ports, an INVITE to
+ * `sip:<number as the trunk spells it>@<sip_address>` with From = the trunk's number, digest
+ * answers to 401/407 with the trunk's credentials, `ringing_time` as the no-answer limit (then
+ * CANCEL), and the final SIP status mapped to the call status (call-record.ts).
+ *
+ * `place()` returns as soon as the record exists (status `queued`); the INVITE runs in the
+ * background, owned by the dialer so close() can wait for it.
+ */
+import { createOffer, processAnswer, type LocalMedia } from '../media/sdp-negotiate.ts';
+import { createSdpSession } from '../media/sdp-write.ts';
+import type { Dialog } from '../sip/dialog.ts';
+import type { ProvisionedTrunk } from '../sip/trunk-registry.ts';
+import { digestCredentials } from '../sip/user-agent-auth.ts';
+import { InviteFailedError, OutgoingInvite } from '../sip/user-agent-outgoing-invite.ts';
+import type { UserAgent } from '../sip/user-agent.ts';
+import type { AssistantRecord } from '../store/repos/assistants.ts';
+import type { Call } from '../store/repos/calls.ts';
+import type { Timer } from '../util/clock.ts';
+import { AppError } from '../util/errors.ts';
+import { causeForSipStatus } from './call-record.ts';
+import { maxDurationMs, type CallEnv } from './call-env.ts';
+import { CallSession, type CallState } from './call-session.ts';
+import { formatForTrunk } from './numbers.ts';
+
+export interface PlaceCallInput {
+  accountId: number;
+  assistant: AssistantRecord;
+  phoneNumberId: number;
+  trunk: ProvisionedTrunk;
+  /** E.164. */
+  to: string;
+  variables?: Record<string, unknown>;
+}
+
+/** What the REST layer sees of the dialer (ctx.dialer). */
+export interface OutboundCallPlacer {
+  place(input: PlaceCallInput): Promise<Call>;
+}
+
+export class OutboundDialer implements OutboundCallPlacer {
+  private readonly pending = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly env: CallEnv,
+    private readonly ua: UserAgent,
+  ) {}
+
+  async place(input: PlaceCallInput): Promise<Call> {
+    const { env } = this;
+    const spec = input.trunk.spec;
+    if (this.closed || env.registry.isDraining) throw new AppError('The engine is shutting down', 503, 'SHUTTING_DOWN', true);
+    if (env.registry.activeForAccount(input.accountId) >= env.limits.maxPerAccount || env.registry.activeForTrunk(input.trunk.inboundTrunkId) >= env.limits.maxPerTrunk) {
+      throw new AppError('Too many concurrent calls', 429, 'CALL_LIMIT', true);
+    }
+    if (!env.repos.ledger.covers(input.accountId, env.limits.minBalanceMicros)) {
+      throw new AppError('Insufficient balance to place a call. Please top up your account.', 402, 'INSUFFICIENT_BALANCE');
+    }
+    const record = await env.recorder.create({
+      accountId: input.accountId,
+      direction: 'outbound',
+      fromNumber: spec.phoneNumber,
+      toNumber: input.to,
+      assistantId: input.assistant.id,
+      phoneNumberId: input.phoneNumberId,
+      sipTrunkId: spec.id,
+      status: 'queued',
+      variables: input.variables ?? null,
+    });
+    const session = new CallSession({
+      recordId: record.id,
+      uuid: record.uuid,
+      direction: 'outbound',
+      accountId: input.accountId,
+      trunkKey: input.trunk.inboundTrunkId,
+      assistantId: input.assistant.id,
+      media: env.createMedia(),
+      clock: env.clock,
+      logger: env.logger,
+      recorder: env.recorder,
+      maxDurationMs: maxDurationMs(env, input.assistant),
+    });
+    env.registry.add(session);
+    const work = this.dial(session, input).catch(async (err: unknown) => {
+      env.logger.error({ call: session.uuid, err: (err as Error).message }, 'outbound call failed');
+      await session.close('error');
+    });
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+    return record;
+  }
+
+  private async dial(session: CallSession, input: PlaceCallInput): Promise<void> {
+    const { env } = this;
+    const spec = input.trunk.spec;
+    let local: LocalMedia;
+    try {
+      const ports = await session.media.allocate();
+      local = { address: ports.address, port: ports.rtpPort };
+    } catch (err) {
+      env.logger.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
+      await session.close('failed');
+      return;
+    }
+    if (session.state !== 'ringing') return;
+    const offer = createOffer(local, createSdpSession(String(Date.now())));
+    const target = `sip:${formatForTrunk(input.to, spec.callingFormat, spec.countryCode)}@${spec.address}`;
+    const from = formatForTrunk(spec.phoneNumber, spec.callingFormat, spec.countryCode);
+    // From carries the trunk's number (carriers check it); the UA's own identity stays as is.
+    const scoped = Object.create(this.ua) as UserAgent;
+    scoped.localUri = () => `<sip:${from}@${spec.address.replace(/:\d+$/, '')}>`;
+    const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password) });
+    void invite.start();
+    await env.recorder.status(session.recordId, 'ringing');
+
+    let noAnswer = false;
+    const ringing: Timer = env.clock.setTimeout(() => {
+      noAnswer = true;
+      invite.cancel();
+    }, (input.assistant.config.ringing_time ?? 30) * 1000);
+    session.cancelPending = () => invite.cancel();
+
+    let dialog: Dialog;
+    try {
+      dialog = await invite.result;
+    } catch (err) {
+      const status = err instanceof InviteFailedError ? err.status : 500;
+      await session.close(noAnswer ? 'no-answer' : causeForSipStatus(status));
+      return;
+    } finally {
+      ringing.cancel();
+    }
+    if (session.state !== 'ringing') {
+      void dialog.bye();
+      return;
+    }
+    let negotiated;
+    try {
+      negotiated = processAnswer(dialog.remoteSdp ?? '', offer.offered);
+    } catch {
+      // The far end answered with SDP we cannot use: hang the dialog up and fail the call.
+      void dialog.bye();
+      await session.close('failed');
+      return;
+    }
+    session.answered(dialog, negotiated, local, offer.session);
+    if (!env.engine) return; // no engine yet: the call stays up until hang-up or max_duration
+    try {
+      await env.engine(session, input.assistant);
+      if ((session.state as CallState) === 'active') await session.close('local-hangup');
+    } catch (err) {
+      env.logger.error({ call: session.uuid, err: (err as Error).message }, 'call engine failed');
+      await session.close('error');
+    }
+  }
+
+  /** Stops placing calls and waits for the ones being set up. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.pending]);
+  }
+}
+

@@ -1,0 +1,85 @@
+/**
+ * The media seam a call sees: what RtpSession hands the CallSession. Kept apart from the session
+ * so the call layer (and stand-ins in tests) can depend on the shapes without the sockets.
+ */
+import type { AudioFrame } from '../audio/frame.ts';
+import type { TransportAddress } from './source-filter.ts';
+
+/** Lifecycle events only (ARCHITECTURE.md §9): audio never travels through an emitter. */
+export interface RtpSessionEvents {
+  dtmf: (event: { digit: string; durationMs: number }) => void;
+  /** No media for `rtpTimeoutMs` while we expected some: the call can hang up a dead leg. */
+  rtpTimeout: (event: { silentMs: number }) => void;
+  /** Media is now accepted only from this address (the SDP one, or learned behind NAT). */
+  sourceLatched: (source: TransportAddress) => void;
+  /** The far end said goodbye in RTCP; signalling normally follows with a BYE. */
+  rtcpBye: (event: { reason?: string }) => void;
+  error: (error: Error) => void;
+}
+
+export interface DtmfSendOptions {
+  /** Tone length per digit (default 100 ms). */
+  durationMs?: number;
+  /** Quiet time between digits (default 60 ms; carriers want at least 40). */
+  gapMs?: number;
+}
+
+/** Audio towards the caller. One writer per call; frames are 20 ms at 16 kHz (any rate works). */
+export interface OutboundAudio {
+  /**
+   * Queue one frame. Returns false (and drops it) when the frame cannot play: the call is on
+   * hold, closed, or more than `maxQueuedMs` of audio is already waiting.
+   */
+  write(frame: AudioFrame): boolean;
+  /**
+   * Play a stream with backpressure (about 100 ms queued ahead). Resolves once every frame
+   * of it has been sent or dropped. Aborting `signal` stops reading and flushes the queue.
+   */
+  writeStream(frames: AsyncIterable<AudioFrame>, signal?: AbortSignal): Promise<void>;
+  /** Barge-in: drop everything queued at once; returns the number of 20 ms frames dropped. */
+  flush(): number;
+  /** True while queued audio (not comfort silence) is going out. */
+  readonly playing: boolean;
+}
+
+export interface RtpSessionStats {
+  codec: string | undefined;
+  payloadType: number | undefined;
+  ptimeMs: number | undefined;
+  packetsSent: number;
+  /** Payload octets, as in an RTCP SR. */
+  bytesSent: number;
+  packetsReceived: number;
+  bytesReceived: number;
+  /** RFC 3550 cumulative loss of the stream we receive (may dip below 0 with duplicates). */
+  lost: number;
+  jitterMs: number;
+  /** From the far end's report blocks; undefined until it has echoed one of our SRs. */
+  rttMs: number | undefined;
+  /** Our outbound stream as the far end sees it (its RTCP report about us). */
+  remote: { fractionLost: number; cumulativeLost: number; jitterMs: number } | undefined;
+  /** Frames made up by the decoder's concealment. */
+  concealedFrames: number;
+  /** Packets that came after their playout slot. */
+  lateFrames: number;
+  /** Packets the jitter buffer dropped (overflow, or cut to bring the delay down). */
+  droppedFrames: number;
+  /** Decoded frames the inbound consumer was too slow to take (oldest dropped). */
+  inboundQueueDropped: number;
+  /** Datagrams the source filter refused (strangers, probation, latch window closed). */
+  droppedByFilter: number;
+  /** Unparseable datagrams and payload types nobody negotiated. */
+  malformed: number;
+  unknownPayloadType: number;
+  framesDelivered: number;
+  /** Of those, silence inserted because nothing was there to play. */
+  silenceFramesDelivered: number;
+  jitterBufferDelayMs: number;
+  /** Outbound frames dropped by flush(), hold or an overfull queue. */
+  outboundFramesDropped: number;
+  /** Outbound slots skipped because the event loop stalled. */
+  outboundSkippedSlots: number;
+  outboundMaxLateMs: number;
+  dtmfReceived: number;
+  dtmfSent: number;
+}

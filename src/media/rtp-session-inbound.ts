@@ -1,0 +1,269 @@
+/**
+ * The receive half of an RtpSession: source filter → demux by payload type → (DTMF receiver |
+ * receiver stats + jitter buffer), and the playout side that turns one jitter-buffer pull per
+ * 20 ms into exactly one 16 kHz AudioFrame for the call.
+ *
+ * No sockets or timers here: the session feeds datagrams and calls `playout()` from its ticker,
+ * both with the monotonic time, so this file stays testable on a ManualClock.
+ *
+ * Every slot yields a frame, even with nothing to play (silence suppression by the far end, hold,
+ * a dead leg): the consumer's VAD, recorder and turn-taking clocks run on frame counts, and
+ * audio that stops arriving must read as silence, not as time standing still.
+ */
+import { FRAME_MS, silenceFrame, type AudioFrame } from '../audio/frame.ts';
+import { InboundTranscoder } from './codecs/transcode.ts';
+import type { Codec } from './codecs/codec.ts';
+import { DtmfReceiver, type DtmfEvent } from './dtmf.ts';
+import { JitterBuffer } from './jitter-buffer.ts';
+import type { RtpPacket } from './rtp-packet.ts';
+import { RtpReceiverStats } from './rtp-receiver-stats.ts';
+import type { DropOldestQueue } from './rtp-session-queue.ts';
+import type { NegotiatedMedia } from './sdp-negotiate.ts';
+import { SourceFilter, type TransportAddress } from './source-filter.ts';
+
+/** RFC 3389 comfort noise: we play silence anyway, so CN packets carry nothing we need. */
+const CN_PAYLOAD_TYPE = 13;
+/** Consecutive packets with one odd duration before the jitter buffer is rebuilt for it. */
+const PTIME_EVIDENCE = 3;
+
+export interface InboundHooks {
+  dtmf(digit: string, durationMs: number): void;
+  latched(source: TransportAddress): void;
+}
+
+export interface InboundCounters {
+  packets: number;
+  bytes: number;
+  malformed: number;
+  unknownPayloadType: number;
+  framesDelivered: number;
+  silenceFrames: number;
+  concealedFrames: number;
+  dtmfReceived: number;
+}
+
+export class InboundPath {
+  readonly queue: DropOldestQueue<AudioFrame>;
+  readonly counters: InboundCounters = {
+    packets: 0,
+    bytes: 0,
+    malformed: 0,
+    unknownPayloadType: 0,
+    framesDelivered: 0,
+    silenceFrames: 0,
+    concealedFrames: 0,
+    dtmfReceived: 0,
+  };
+  private filter: SourceFilter;
+  private media: NegotiatedMedia;
+  private stats: RtpReceiverStats;
+  /** Loss and late/dropped counts of receiver stats and jitter buffers replaced by re-INVITEs. */
+  private carried = { lost: 0, late: 0, dropped: 0 };
+  private jitter: JitterBuffer;
+  private frameMs: number;
+  private dtmf: DtmfReceiver;
+  private readonly decoders = new Map<number, InboundTranscoder>();
+  /** Which payload type each buffered payload came with (the jitter buffer only keeps bytes). */
+  private payloadTypes = new WeakMap<Uint8Array, number>();
+  private lastDecoder: InboundTranscoder | undefined;
+  private readonly pending: AudioFrame[] = [];
+  private lastAudio: { seq: number; ts: number } | undefined;
+  private oddPtime = { ticks: 0, run: 0 };
+  private lastMediaMs: number;
+
+  /** `queue` belongs to the session: the call may start reading before media is negotiated. */
+  constructor(media: NegotiatedMedia, nowMs: number, queue: DropOldestQueue<AudioFrame>, private readonly hooks: InboundHooks) {
+    this.media = media;
+    this.queue = queue;
+    this.filter = new SourceFilter({ expected: media.remote, startMs: nowMs });
+    this.stats = new RtpReceiverStats({ clockRate: media.codec.clockRate });
+    this.frameMs = media.ptimeMs;
+    this.jitter = new JitterBuffer({ clockRate: media.codec.clockRate, frameMs: this.frameMs });
+    this.dtmf = new DtmfReceiver({ clockRate: media.dtmfClockRate ?? 8000 });
+    this.lastMediaMs = nowMs;
+  }
+
+  /** Where media is accepted from now (for symmetric RTP we send back to the same place). */
+  get latched(): TransportAddress | undefined {
+    return this.filter.latched;
+  }
+
+  /** Whether the SDP says the far end sends to us at all (not on hold, not sendonly from us). */
+  get expectingMedia(): boolean {
+    return !this.media.remoteHold && (this.media.direction === 'sendrecv' || this.media.direction === 'recvonly');
+  }
+
+  msSinceMedia(nowMs: number): number {
+    return nowMs - this.lastMediaMs;
+  }
+
+  acceptRtcpFrom(from: TransportAddress): boolean {
+    return this.filter.checkRtcp(from);
+  }
+
+  get receiverStats(): RtpReceiverStats {
+    return this.stats;
+  }
+
+  /** A re-INVITE changed the media: new address re-learns the source, new codec new decoders. */
+  update(media: NegotiatedMedia, nowMs: number): void {
+    const old = this.media;
+    this.media = media;
+    const moved = old.remote.address !== media.remote.address || old.remote.port !== media.remote.port;
+    if (moved) this.filter.updateExpected(media.remote, nowMs);
+    if (old.codec.clockRate !== media.codec.clockRate) {
+      this.carried.lost += this.stats.snapshot().cumulativeLost;
+      this.stats = new RtpReceiverStats({ clockRate: media.codec.clockRate });
+      this.rebuildJitter(media.ptimeMs);
+    }
+    if (old.dtmfClockRate !== media.dtmfClockRate) this.dtmf = new DtmfReceiver({ clockRate: media.dtmfClockRate ?? 8000 });
+    // Decoders for payload types that no longer mean the same codec must not keep stale state.
+    for (const [pt, decoder] of this.decoders) {
+      if (media.receiveCodecs.get(pt) !== decoder.codec) {
+        decoder.close();
+        this.decoders.delete(pt);
+      }
+    }
+    // Coming off hold, the media timeout counts from the re-INVITE, not from before the hold.
+    this.lastMediaMs = nowMs;
+  }
+
+  receive(packet: RtpPacket, from: TransportAddress, nowMs: number): void {
+    const verdict = this.filter.check({ ...from, ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber }, nowMs);
+    if (!verdict.accept) return;
+    if (verdict.latchedNow) this.hooks.latched(this.filter.latched ?? from);
+    const pt = packet.payloadType;
+    const isDtmf = pt === this.media.dtmfPayloadType;
+    const codec = isDtmf ? undefined : this.media.receiveCodecs.get(pt);
+    if (!isDtmf && !codec) {
+      if (pt !== CN_PAYLOAD_TYPE) this.counters.unknownPayloadType++;
+      return;
+    }
+    this.counters.packets++;
+    this.counters.bytes += packet.payload.length;
+    this.lastMediaMs = nowMs;
+    // DTMF shares the stream's SSRC and sequence space, so it counts towards loss statistics.
+    this.stats.update(packet, nowMs);
+    if (isDtmf) {
+      this.onDtmf(this.dtmf.receive(packet, nowMs));
+      return;
+    }
+    if (codec!.clockRate !== this.media.codec.clockRate) {
+      // A second codec on another clock cannot share a jitter timeline; only the negotiated one plays.
+      this.counters.unknownPayloadType++;
+      return;
+    }
+    this.watchPtime(packet);
+    this.payloadTypes.set(packet.payload, pt);
+    this.jitter.push(packet, nowMs);
+  }
+
+  /** One 20 ms slot of playout: exactly one frame goes to the consumer. */
+  playout(nowMs: number): void {
+    this.onDtmf(this.dtmf.poll(nowMs));
+    // With ptime ≠ 20 one pull yields more or less than a frame; pull until a frame exists.
+    const maxPulls = Math.ceil(FRAME_MS / this.frameMs) + 1;
+    for (let pulls = 0; this.pending.length === 0 && pulls < maxPulls; pulls++) {
+      const out = this.jitter.pull(nowMs);
+      if (out.kind === 'empty') break;
+      if (out.kind === 'frame') {
+        const decoder = this.decoderFor(this.payloadTypes.get(out.payload) ?? this.media.payloadType);
+        this.lastDecoder = decoder;
+        if (decoder) this.pending.push(...safeDecode(decoder, out.payload));
+      } else if (this.lastDecoder) {
+        const frames = this.lastDecoder.conceal();
+        this.counters.concealedFrames += frames.length;
+        this.pending.push(...frames);
+      }
+    }
+    // A ptime longer than negotiated can leave extra frames; never let them pile up into delay.
+    while (this.pending.length > 4) this.pending.shift();
+    const frame = this.pending.shift();
+    this.counters.framesDelivered++;
+    if (frame) this.queue.push(frame);
+    else {
+      this.counters.silenceFrames++;
+      this.queue.push(silenceFrame());
+    }
+  }
+
+  snapshot(): { lost: number; jitterMs: number; late: number; dropped: number; delayMs: number } {
+    const s = this.stats.snapshot();
+    const j = this.jitter.stats;
+    return {
+      lost: this.carried.lost + s.cumulativeLost,
+      jitterMs: s.jitterMs,
+      late: this.carried.late + j.late,
+      dropped: this.carried.dropped + j.overflow + j.shrunk,
+      delayMs: j.currentDelayMs,
+    };
+  }
+
+  get droppedByFilter(): number {
+    return this.filter.counters.dropped;
+  }
+
+  close(): void {
+    for (const decoder of this.decoders.values()) decoder.close();
+    this.decoders.clear();
+    this.lastDecoder = undefined;
+  }
+
+  private decoderFor(pt: number): InboundTranscoder | undefined {
+    let decoder = this.decoders.get(pt);
+    if (!decoder) {
+      const codec: Codec | undefined = this.media.receiveCodecs.get(pt);
+      if (!codec) return undefined;
+      decoder = new InboundTranscoder(codec);
+      this.decoders.set(pt, decoder);
+    }
+    return decoder;
+  }
+
+  private onDtmf(events: DtmfEvent[]): void {
+    for (const e of events) {
+      if (e.type !== 'digit') continue;
+      this.counters.dtmfReceived++;
+      this.hooks.dtmf(e.digit, e.durationMs);
+    }
+  }
+
+  /**
+   * The jitter buffer assumes one packet per frame of `frameMs`. Peers do not always send the
+   * ptime they negotiated; when several in-order packets agree on another duration, rebuild the
+   * buffer for it (a brief re-buffer, once) rather than have every packet look like a gap.
+   */
+  private watchPtime(packet: RtpPacket): void {
+    const prev = this.lastAudio;
+    this.lastAudio = { seq: packet.sequenceNumber, ts: packet.timestamp };
+    if (!prev || packet.sequenceNumber !== ((prev.seq + 1) & 0xffff)) return;
+    const ticks = (packet.timestamp - prev.ts) | 0;
+    const ms = (ticks * 1000) / this.media.codec.clockRate;
+    if (ticks <= 0 || Math.abs(ms - this.frameMs) < 1 || ms > 120 || ms % 2.5 !== 0) {
+      this.oddPtime.run = 0;
+      return;
+    }
+    this.oddPtime.run = this.oddPtime.ticks === ticks ? this.oddPtime.run + 1 : 1;
+    this.oddPtime.ticks = ticks;
+    if (this.oddPtime.run >= PTIME_EVIDENCE) this.rebuildJitter(ms);
+  }
+
+  private rebuildJitter(frameMs: number): void {
+    const j = this.jitter.stats;
+    this.carried.late += j.late;
+    this.carried.dropped += j.overflow + j.shrunk;
+    this.frameMs = frameMs;
+    this.oddPtime = { ticks: 0, run: 0 };
+    this.payloadTypes = new WeakMap();
+    this.jitter = new JitterBuffer({ clockRate: this.media.codec.clockRate, frameMs });
+  }
+}
+
+/** A corrupt payload (or one a peer mislabelled) must cost one frame, not the receive loop. */
+function safeDecode(decoder: InboundTranscoder, payload: Uint8Array): AudioFrame[] {
+  try {
+    return decoder.decode(payload);
+  } catch {
+    return decoder.conceal();
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * RtpSession: one call's media. Owns its RTP/RTCP port pair, both media loops (playout and
+ * send, each one deadline timer), the RTCP timer and every socket listener; `close()` is
+ * idempotent and gives the ports back to the pool (ARCHITECTURE.md §6).
+ *
+ * Life cycle: `allocate()` (ports, so our SDP can be written) → `start(negotiated)` →
+ * `update(negotiated)` per re-INVITE → `close()`. Audio crosses the seam as 20 ms 16 kHz
+ * AudioFrames (`inbound`, `outbound`); events are lifecycle only (§9).
+ *
+ * Inbound delivers one frame per 20 ms from start() to close(), silence included (see
+ * rtp-session-inbound.ts); outbound sends one packet per ptime while we may send, comfort
+ * silence included (see rtp-session-outbound.ts). SSRC, first sequence number and first
+ * timestamp are random per session (RFC 3550 §5.1), so a stranger cannot predict them.
+ */
+import { randomBytes } from 'node:crypto';
+import type dgram from 'node:dgram';
+import { EventEmitter } from 'eventemitter3';
+import type { Logger } from 'pino';
+import type { AudioFrame } from '../audio/frame.ts';
+import { systemClock, type Clock } from '../util/clock.ts';
+import type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
+import type { PortPool, RtpPortPair } from './port-pool.ts';
+import { looksLikeRtcp, parseRtp, serializeRtp } from './rtp-packet.ts';
+import { InboundPath } from './rtp-session-inbound.ts';
+import { OutboundPath, type OutboundPacket } from './rtp-session-outbound.ts';
+import { DropOldestQueue } from './rtp-session-queue.ts';
+import { RtcpReporter } from './rtp-session-rtcp.ts';
+import { DeadlineTicker } from './rtp-session-ticker.ts';
+import type { NegotiatedMedia } from './sdp-negotiate.ts';
+import { canSend, isHoldAddress } from './sdp.ts';
+import type { TransportAddress } from './source-filter.ts';
+
+export type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
+
+export interface RtpSessionOptions {
+  pool: PortPool;
+  /** The address the pool binds (informational: logs and diagnostics). */
+  host?: string;
+  /** The address written into our SDP (c=); what the far end sends to. */
+  publicAddress: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** No inbound RTP for this long while expecting some fires `rtpTimeout` (default 30 s; 0 = never). */
+  rtpTimeoutMs?: number;
+  /** Inbound frames held for a slow reader before the oldest are dropped (default 50 = 1 s). */
+  inboundQueueFrames?: number;
+  /** Outbound audio accepted ahead of playout by write() (default 60 s). */
+  maxQueuedMs?: number;
+  cname?: string;
+  /** Fixed RTCP report interval; by default RFC 3550's randomised ~5 s (2.5 s for the first). */
+  rtcpIntervalMs?: number;
+}
+
+export interface LocalPorts {
+  address: string;
+  rtpPort: number;
+  rtcpPort: number;
+}
+
+type State = 'new' | 'allocated' | 'started' | 'closed';
+
+export class RtpSession extends EventEmitter<RtpSessionEvents> {
+  readonly inbound: AsyncIterable<AudioFrame>;
+  readonly outbound: OutboundAudio;
+  readonly ssrc: number;
+  private readonly options: RtpSessionOptions;
+  private readonly clock: Clock;
+  private readonly queue: DropOldestQueue<AudioFrame>;
+  private state: State = 'new';
+  private allocating: Promise<RtpPortPair> | undefined;
+  private pair: RtpPortPair | undefined;
+  private media: NegotiatedMedia | undefined;
+  private in: InboundPath | undefined;
+  private out: OutboundPath | undefined;
+  private rtcp: RtcpReporter | undefined;
+  private playout: DeadlineTicker | undefined;
+  private rtcpTarget: TransportAddress | undefined;
+  private sequence: number;
+  private readonly initialTimestamp: number;
+  private readonly sent = { packets: 0, bytes: 0, errors: 0 };
+  private timedOut = false;
+  private closing: Promise<void> | undefined;
+  /** One callback for every send: errors are counted, not raised per packet. */
+  private readonly onSent = (error: Error | null): void => {
+    if (error) this.sent.errors++;
+  };
+
+  constructor(options: RtpSessionOptions) {
+    super();
+    this.options = options;
+    this.clock = options.clock ?? systemClock;
+    const random = randomBytes(10);
+    this.ssrc = random.readUInt32BE(0);
+    this.sequence = random.readUInt16BE(4);
+    this.initialTimestamp = random.readUInt32BE(6);
+    this.queue = new DropOldestQueue(options.inboundQueueFrames ?? 50);
+    this.inbound = this.queue;
+    // The writer exists before start() so the call can hold on to it; until media is up (and
+    // after close) frames are refused.
+    const session = this;
+    this.outbound = {
+      write: (frame) => session.out?.write(frame) ?? false,
+      writeStream: (frames, signal) => (session.out ? session.out.writeStream(frames, signal) : Promise.resolve()),
+      flush: () => session.out?.flush() ?? 0,
+      get playing() {
+        return session.out?.playing ?? false;
+      },
+    };
+  }
+
+  /** Binds the port pair; call before writing SDP. */
+  async allocate(signal?: AbortSignal): Promise<LocalPorts> {
+    if (this.state !== 'new') throw new Error(`allocate() in state ${this.state}`);
+    this.allocating = this.options.pool.allocate(signal);
+    const pair = await this.allocating;
+    if (this.closing) {
+      await pair.release();
+      throw new Error('session closed during allocation');
+    }
+    this.pair = pair;
+    this.state = 'allocated';
+    for (const socket of [pair.rtp, pair.rtcp]) {
+      socket.on('error', (error) => this.fail(error));
+    }
+    pair.rtp.on('message', (msg, rinfo) => this.onRtp(msg, rinfo));
+    pair.rtcp.on('message', (msg, rinfo) => this.onRtcp(msg, rinfo));
+    return this.local;
+  }
+
+  get local(): LocalPorts {
+    if (!this.pair) throw new Error('no ports allocated');
+    return { address: this.options.publicAddress, rtpPort: this.pair.rtpPort, rtcpPort: this.pair.rtcpPort };
+  }
+
+  start(media: NegotiatedMedia): void {
+    if (this.state !== 'allocated') throw new Error(`start() in state ${this.state}`);
+    this.state = 'started';
+    this.media = media;
+    const now = this.clock.monotonic();
+    this.in = new InboundPath(media, now, this.queue, {
+      dtmf: (digit, durationMs) => this.emit('dtmf', { digit, durationMs }),
+      latched: (source) => this.emit('sourceLatched', source),
+    });
+    this.out = new OutboundPath(media, {
+      clock: this.clock,
+      send: (packet) => this.sendRtp(packet),
+      initialTimestamp: this.initialTimestamp,
+      ...(this.options.maxQueuedMs !== undefined ? { maxQueuedMs: this.options.maxQueuedMs } : {}),
+    });
+    const out = this.out;
+    const session = this;
+    this.rtcp = new RtcpReporter(
+      this.clock,
+      this.options.cname ?? `switchboard-${this.ssrc.toString(16)}`,
+      {
+        ssrc: this.ssrc,
+        get packetsSent() {
+          return session.sent.packets;
+        },
+        get bytesSent() {
+          return session.sent.bytes;
+        },
+        get clockRate() {
+          return session.media?.codec.clockRate ?? 8000;
+        },
+        rtpTimestampAt: (nowMs) => out.rtpTimestampAt(nowMs),
+        receiverStats: () => this.in!.receiverStats,
+      },
+      (bytes) => this.sendRtcp(bytes),
+      (reason) => this.emit('rtcpBye', reason === undefined ? {} : { reason }),
+      ...(this.options.rtcpIntervalMs !== undefined ? [() => this.options.rtcpIntervalMs!] : []),
+    );
+    // Up to 10 slots (200 ms) are caught up after a stall: the jitter buffer holds them anyway,
+    // and the consumer's frame count has to keep matching the wall clock.
+    this.playout = new DeadlineTicker(this.clock, 20, () => this.playoutSlot(), 10);
+    this.playout.start();
+    this.out.setSending(this.maySend(media));
+    this.rtcp.start();
+  }
+
+  /** A re-INVITE (or our own): codec, ptime, direction or remote address may all change. */
+  update(media: NegotiatedMedia): void {
+    if (this.state !== 'started') throw new Error(`update() in state ${this.state}`);
+    const old = this.media!;
+    this.media = media;
+    if (old.remote.address !== media.remote.address || old.remote.rtcpPort !== media.remote.rtcpPort) this.rtcpTarget = undefined;
+    this.in!.update(media, this.clock.monotonic());
+    this.out!.update(media);
+    this.out!.setSending(this.maySend(media));
+    this.timedOut = false;
+  }
+
+  sendDtmf(digits: string, options?: DtmfSendOptions): Promise<void> {
+    if (!this.out) return Promise.reject(new Error('media not started'));
+    return this.out.sendDtmf(digits, options);
+  }
+
+  stats(): RtpSessionStats {
+    const m = this.media;
+    const rx = this.in?.snapshot();
+    const c = this.in?.counters;
+    const ticker = this.out?.tickerStats;
+    return {
+      codec: m?.codec.name,
+      payloadType: m?.payloadType,
+      ptimeMs: m?.ptimeMs,
+      packetsSent: this.sent.packets,
+      bytesSent: this.sent.bytes,
+      packetsReceived: c?.packets ?? 0,
+      bytesReceived: c?.bytes ?? 0,
+      lost: rx?.lost ?? 0,
+      jitterMs: rx?.jitterMs ?? 0,
+      rttMs: this.rtcp?.rttMs,
+      remote: this.rtcp?.remote,
+      concealedFrames: c?.concealedFrames ?? 0,
+      lateFrames: rx?.late ?? 0,
+      droppedFrames: rx?.dropped ?? 0,
+      inboundQueueDropped: this.queue.dropped,
+      droppedByFilter: this.in?.droppedByFilter ?? 0,
+      malformed: c?.malformed ?? 0,
+      unknownPayloadType: c?.unknownPayloadType ?? 0,
+      framesDelivered: c?.framesDelivered ?? 0,
+      silenceFramesDelivered: c?.silenceFrames ?? 0,
+      jitterBufferDelayMs: rx?.delayMs ?? 0,
+      outboundFramesDropped: this.out?.counters.framesDropped ?? 0,
+      outboundSkippedSlots: ticker?.skippedSlots ?? 0,
+      outboundMaxLateMs: ticker?.maxLateMs ?? 0,
+      dtmfReceived: c?.dtmfReceived ?? 0,
+      dtmfSent: this.out?.counters.dtmfSent ?? 0,
+    };
+  }
+
+  /** Stops everything, sends RTCP BYE if media ran, releases the ports. Idempotent. */
+  close(reason?: string): Promise<void> {
+    this.closing ??= this.shutdown(reason);
+    return this.closing;
+  }
+
+  private async shutdown(reason: string | undefined): Promise<void> {
+    const wasStarted = this.state === 'started';
+    this.state = 'closed';
+    this.playout?.stop();
+    this.rtcp?.stop();
+    this.out?.close();
+    this.in?.close();
+    this.queue.end();
+    if (!this.pair && this.allocating) {
+      // allocate() sees the closed state and releases what it got; just wait for that.
+      await this.allocating.catch(() => undefined);
+    }
+    const pair = this.pair;
+    if (!pair) return;
+    if (wasStarted && this.rtcp) {
+      const target = this.rtcpDestination();
+      if (target) await sendAndWait(pair.rtcp, this.rtcp.byePacket(reason), target);
+    }
+    pair.rtp.removeAllListeners('message');
+    pair.rtcp.removeAllListeners('message');
+    await pair.release();
+    // Closed sockets can still report an error while closing; keep a listener until then.
+    pair.rtp.removeAllListeners('error');
+    pair.rtcp.removeAllListeners('error');
+    this.removeAllListeners();
+  }
+
+  private maySend(media: NegotiatedMedia): boolean {
+    return canSend(media.direction) && !isHoldAddress(media.remote.address) && media.remote.port !== 0;
+  }
+
+  private playoutSlot(): void {
+    const inbound = this.in!;
+    const now = this.clock.monotonic();
+    inbound.playout(now);
+    const limit = this.options.rtpTimeoutMs ?? 30_000;
+    if (limit <= 0) return;
+    const silentMs = inbound.msSinceMedia(now);
+    if (silentMs < limit || !inbound.expectingMedia) {
+      this.timedOut = false;
+    } else if (!this.timedOut) {
+      // Once per outage; media coming back re-arms it.
+      this.timedOut = true;
+      this.emit('rtpTimeout', { silentMs });
+    }
+  }
+
+  private onRtp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.state !== 'started') return;
+    // rtcp-mux (RFC 5761): some peers send RTCP to the RTP port.
+    if (looksLikeRtcp(msg)) return this.onRtcp(msg, rinfo);
+    const parsed = parseRtp(msg);
+    if (!parsed.ok) {
+      this.in!.counters.malformed++;
+      return;
+    }
+    this.in!.receive(parsed.packet, { address: rinfo.address, port: rinfo.port }, this.clock.monotonic());
+  }
+
+  private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.state !== 'started') return;
+    const from = { address: rinfo.address, port: rinfo.port };
+    if (!this.in!.acceptRtcpFrom(from)) return;
+    // Symmetric RTCP: answer where their reports come from (NAT rarely keeps RTP port + 1).
+    if (this.rtcp!.receive(msg)) this.rtcpTarget = from;
+  }
+
+  private sendRtp(packet: OutboundPacket): void {
+    const pair = this.pair;
+    const media = this.media;
+    if (!pair || !media) return;
+    // Symmetric RTP: once the source is latched, answer it there, which is what gets through NAT.
+    const target = this.in?.latched ?? media.remote;
+    const bytes = serializeRtp({ ...packet, sequenceNumber: this.sequence, ssrc: this.ssrc });
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.sent.packets++;
+    this.sent.bytes += packet.payload.length;
+    pair.rtp.send(bytes, target.port, target.address, this.onSent);
+  }
+
+  private rtcpDestination(): TransportAddress | undefined {
+    const media = this.media;
+    if (this.rtcpTarget) return this.rtcpTarget;
+    if (!media || isHoldAddress(media.remote.address) || media.remote.port === 0) return undefined;
+    const latched = this.in?.latched;
+    if (latched && latched.address !== media.remote.address) return { address: latched.address, port: latched.port + 1 };
+    return { address: media.remote.address, port: media.remote.rtcpPort };
+  }
+
+  private sendRtcp(bytes: Uint8Array): void {
+    const target = this.rtcpDestination();
+    if (target && this.pair) this.pair.rtcp.send(bytes, target.port, target.address, this.onSent);
+  }
+
+  private fail(error: Error): void {
+    this.options.logger?.warn({ err: error, ssrc: this.ssrc }, 'rtp socket error');
+    this.emit('error', error);
+  }
+}
+
+/** The BYE should leave before the socket closes; a UDP send completes at once or not at all. */
+function sendAndWait(socket: dgram.Socket, bytes: Uint8Array, to: TransportAddress): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      socket.send(bytes, to.port, to.address, () => resolve());
+    } catch {
+      resolve();
+    }
+  });
+}

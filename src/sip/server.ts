@@ -1,0 +1,172 @@
+/**
+ * The engine's SIP edge: one UserAgent on SIP_HOST:SIP_PORT (UDP and TCP) that writes
+ * SIP_PUBLIC_HOST into Via, Contact and SDP; the abuse guard in front of the transaction layer;
+ * inbound INVITEs through routing and admission (src/call/inbound-calls.ts); registrations of
+ * `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters, releases ports.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
+import { CallRecorder } from '../call/call-record.ts';
+import { CallRegistry } from '../call/call-registry.ts';
+import type { CallEngine, CallEnv, CallLimits } from '../call/call-env.ts';
+import { handleInboundInvite, type InboundGate } from '../call/inbound-calls.ts';
+import { OutboundDialer } from '../call/outbound-dialer.ts';
+import { PortPool } from '../media/port-pool.ts';
+import { RtpSession } from '../media/rtp-session.ts';
+import type { Repos } from '../store/index.ts';
+import { systemClock, type Clock } from '../util/clock.ts';
+import { AbuseGuard, type AbuseGuardOptions } from './abuse-guard.ts';
+import { RegistrationManager, type RegistrationManagerOptions } from './registration-manager.ts';
+import type { TimerConfig } from './transaction-types.ts';
+import { TrunkAuthenticator } from './trunk-auth.ts';
+import type { TrunkRegistry } from './trunk-registry.ts';
+import { UserAgent } from './user-agent.ts';
+
+export interface SipServerOptions {
+  config: Readonly<Pick<Config, 'sip' | 'rtp'>>;
+  repos: Repos;
+  trunks: TrunkRegistry;
+  logger: Logger;
+  /** Timers, media pacing and SIP (default: the system clock). */
+  clock?: Clock;
+  /** Timestamps on call records (the store's clock; default `clock`). */
+  recordClock?: Clock;
+  limits?: Partial<CallLimits>;
+  abuse?: Partial<Omit<AbuseGuardOptions, 'clock' | 'trusted'>>;
+  timers?: Partial<TimerConfig>;
+  /** No inbound RTP for this long hangs up (default 30 s). */
+  rtpTimeoutMs?: number;
+  registration?: Partial<Omit<RegistrationManagerOptions, 'ua' | 'trunks' | 'clock' | 'logger'>>;
+  /** A shared pool (tests check it for leaks); default one over RTP_PORT_MIN..MAX. */
+  portPool?: PortPool;
+  engine?: CallEngine;
+  /** Ring before answering inbound calls (default 0). */
+  answerDelayMs?: number;
+}
+
+export const DEFAULT_LIMITS: CallLimits = {
+  maxPerAccount: 200,
+  maxPerTrunk: 200,
+  minBalanceMicros: CALL_PRICE_PER_MINUTE_MICROS,
+  diagnosticsMaxMs: 300_000,
+};
+
+export class SipServer {
+  readonly ua: UserAgent;
+  readonly registry = new CallRegistry();
+  readonly pool: PortPool;
+  readonly abuse: AbuseGuard;
+  readonly registrations: RegistrationManager;
+  readonly dialer: OutboundDialer;
+  readonly env: CallEnv;
+  private readonly inFlight = new Set<Promise<void>>();
+  private closing: Promise<void> | undefined;
+
+  private constructor(ua: UserAgent, opts: SipServerOptions) {
+    const clock = opts.clock ?? systemClock;
+    const logger = opts.logger.child({ part: 'sip' });
+    this.ua = ua;
+    this.pool = opts.portPool ?? new PortPool({ host: opts.config.sip.host, minPort: opts.config.rtp.portMin, maxPort: opts.config.rtp.portMax });
+    this.registrations = new RegistrationManager({ ua, trunks: opts.trunks, clock, logger, ...opts.registration });
+    this.abuse = new AbuseGuard({
+      clock,
+      ...opts.abuse,
+      trusted: (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip),
+      onBan: (ip, why) => logger.warn({ ip, why }, 'SIP source banned'),
+    });
+    const publicHost = opts.config.sip.publicHost;
+    this.env = {
+      repos: opts.repos,
+      trunks: opts.trunks,
+      clock,
+      logger,
+      registry: this.registry,
+      recorder: new CallRecorder(opts.repos.calls, opts.recordClock ?? clock),
+      createMedia: () =>
+        new RtpSession({ pool: this.pool, publicAddress: publicHost, clock, logger, ...(opts.rtpTimeoutMs !== undefined ? { rtpTimeoutMs: opts.rtpTimeoutMs } : {}) }),
+      publicHost,
+      limits: { ...DEFAULT_LIMITS, ...opts.limits },
+      ...(opts.engine ? { engine: opts.engine } : {}),
+      ...(opts.answerDelayMs ? { answerDelayMs: opts.answerDelayMs } : {}),
+    };
+    this.dialer = new OutboundDialer(this.env, ua);
+    const gate: InboundGate = {
+      trusting: (ip) => new Set([...opts.trunks.findInboundBySource(ip).map((t) => t.inboundTrunkId), ...this.registrations.trusting(ip)]),
+      auth: new TrunkAuthenticator(clock, publicHost),
+      strike: (ip) => this.abuse.strike(ip),
+    };
+    ua.onInvite = (incoming) => {
+      const work = handleInboundInvite(this.env, gate, incoming).catch((err: unknown) => {
+        logger.error({ err: (err as Error).message }, 'inbound INVITE failed');
+        if (incoming.state === 'pending') incoming.reject(500);
+      });
+      this.own(work);
+    };
+    this.guardTransactions();
+  }
+
+  static async start(opts: SipServerOptions): Promise<SipServer> {
+    const logger = opts.logger.child({ part: 'sip' });
+    const ua = await UserAgent.create({
+      host: opts.config.sip.host,
+      port: opts.config.sip.port,
+      transports: ['udp', 'tcp'],
+      userName: 'switchboard',
+      userAgent: 'Switchboard',
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.timers ? { timers: opts.timers } : {}),
+      onError: (err) => logger.debug({ err: err.message }, 'SIP transport'),
+    });
+    // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
+    ua.config.host = opts.config.sip.publicHost;
+    const server = new SipServer(ua, opts);
+    server.registrations.start();
+    logger.info({ host: opts.config.sip.host, port: ua.port, publicHost: opts.config.sip.publicHost }, 'SIP listening');
+    return server;
+  }
+
+  get port(): number {
+    return this.ua.port;
+  }
+
+  /**
+   * The abuse guard runs before the transaction layer: a dropped request never creates a
+   * transaction, timer or response. Responses from banned sources are dropped the same way.
+   */
+  private guardTransactions(): void {
+    const layer = this.ua.layer;
+    const receiveRequest = layer.receiveRequest.bind(layer);
+    const receiveResponse = layer.receiveResponse.bind(layer);
+    layer.receiveRequest = (req, source) => {
+      if (this.abuse.check(req, source.address) === 'pass') receiveRequest(req, source);
+    };
+    layer.receiveResponse = (res, source) => {
+      if (!this.abuse.isBanned(source.address)) receiveResponse(res, source);
+    };
+  }
+
+  /** Keeps a handle on background work so close() can wait for it. */
+  private own(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /** Refuses new calls, gives live ones `graceMs` to end, then hangs up the rest. */
+  drain(graceMs = 0): Promise<void> {
+    return this.registry.drain(graceMs);
+  }
+
+  close(graceMs = 0): Promise<void> {
+    this.closing ??= (async () => {
+      await this.drain(graceMs);
+      await this.dialer.close();
+      await Promise.allSettled([...this.inFlight]);
+      // Sessions that finished setting up while we waited.
+      await this.registry.drain(0);
+      await this.registrations.close();
+      await this.ua.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Usage billing for a finished call: per started minute from answer to end, booked once per
+ * call in the ledger (reason `call`, reference `call:<uuid>`) and stored as the record's
+ * `cost_micros`.
+ *
+ * The charge is booked in full even when it takes the balance below zero. The call has already
+ * happened, and the place to refuse service is admission (inbound-router.ts `admit`, the
+ * outbound dialer), which turns calls away while the balance is under a minute's price; capping
+ * the charge at the balance instead would hand out the excess for free and make the ledger
+ * disagree with the call records. A negative balance blocks every further call until a top-up.
+ */
+import { CALL_PRICE_PER_MINUTE_MICROS } from '../../billing/prices.ts';
+import type { Call } from '../../store/repos/calls.ts';
+import type { PostCallDeps } from './types.ts';
+
+export const CALL_LEDGER_REASON = 'call';
+
+export function callLedgerReference(uuid: string): string {
+  return `call:${uuid}`;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Started minutes from answer to end. Unanswered calls cost nothing; answering starts the first
+ * minute, so a call answered and hung up at once is one minute, 60 s is one, 60.001 s is two.
+ */
+export function billableMinutes(answerAt: number | null, endAt: number | null): number {
+  if (answerAt === null || endAt === null) return 0;
+  return Math.max(1, Math.ceil((endAt - answerAt) / MINUTE_MS));
+}
+
+export function callCostMicros(answerAt: number | null, endAt: number | null, perMinute = CALL_PRICE_PER_MINUTE_MICROS): number {
+  return billableMinutes(answerAt, endAt) * perMinute;
+}
+
+export interface BillingOutcome {
+  minutes: number;
+  costMicros: number;
+  /** False when an earlier finish already booked this call (the booked amount is kept). */
+  charged: boolean;
+}
+
+/**
+ * Books the call's cost once. The check and the insert run in one IMMEDIATE transaction, so two
+ * finishes of the same call (even in two processes sharing the database) cannot both charge.
+ * Always (re)writes `cost_micros` from what the ledger holds, repairing a finish that crashed
+ * between the two writes.
+ */
+export async function billCall(deps: PostCallDeps, call: Call): Promise<BillingOutcome> {
+  const endAt = call.endAt ?? (call.answerAt === null ? null : deps.clock.now());
+  const minutes = billableMinutes(call.answerAt, endAt);
+  const price = minutes * (deps.pricePerMinuteMicros ?? CALL_PRICE_PER_MINUTE_MICROS);
+  const reference = callLedgerReference(call.uuid);
+  const find = deps.store.sqlite.prepare(
+    'SELECT amount_micros AS amount FROM ledger WHERE account_id = ? AND reason = ? AND reference = ? LIMIT 1',
+  );
+  const booked = deps.store.sqlite
+    .transaction((): { costMicros: number; charged: boolean } => {
+      const existing = find.get(call.accountId, CALL_LEDGER_REASON, reference) as { amount: number } | undefined;
+      if (existing) return { costMicros: -existing.amount, charged: false };
+      // A free call books no row: nothing to show in the ledger, and nothing to double-charge.
+      if (price > 0) deps.ledger.adjust(call.accountId, -price, CALL_LEDGER_REASON, reference);
+      return { costMicros: price, charged: price > 0 };
+    })
+    .immediate();
+  if (call.costMicros !== booked.costMicros) await deps.calls.update(call.id, { costMicros: booked.costMicros });
+  return { minutes, ...booked };
+}

@@ -8,16 +8,22 @@ import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
 import { systemClock } from './util/clock.ts';
 import { createLogger } from './util/logger.ts';
 import { buildApp } from './api/app.ts';
+import { SipServer } from './sip/server.ts';
 import type { AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
 
 export interface Engine {
   ctx: AppContext;
   httpUrl: string;
-  close(): Promise<void>;
+  sip: SipServer;
+  /** Drains live calls (hung up after `graceMs`), then stops SIP, HTTP and the store. */
+  close(graceMs?: number): Promise<void>;
 }
 
-/** The composition root: config → store → repos → API (→ SIP/media as they land). */
+/** How long live calls may continue after SIGTERM before they are hung up. */
+const DRAIN_GRACE_MS = 20_000;
+
+/** The composition root: config → store → repos → trunks → SIP/media → API. */
 export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
   const logger = createLogger(config.logLevel);
   // Before the store opens: a bad SWITCHBOARD_CATALOG stops start-up with nothing to clean up.
@@ -38,8 +44,24 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
+  let sip: SipServer;
+  try {
+    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  ctx.dialer = sip.dialer;
   const { app } = await buildApp(ctx);
-  await app.listen({ host: config.http.host, port: config.http.port });
+  try {
+    await app.listen({ host: config.http.host, port: config.http.port });
+  } catch (err) {
+    // A busy HTTP port must not leave SIP sockets (and the process) running.
+    await sip.close(0);
+    await app.close();
+    await store.close();
+    throw err;
+  }
   const addr = app.server.address() as AddressInfo;
   const httpUrl = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${addr.port}`;
   logger.info({ httpUrl }, 'switchboard started');
@@ -51,8 +73,11 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   return {
     ctx,
     httpUrl,
-    close() {
+    sip,
+    close(graceMs = DRAIN_GRACE_MS) {
       closing ??= (async () => {
+        // Calls first: they may still write their records to the store.
+        await sip.close(graceMs);
         await app.close();
         await chat.stop();
         await store.close();

@@ -82,6 +82,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private local: LocalMedia | undefined;
   private sdp: SdpSession | undefined;
   private maxTimer: Timer | undefined;
+  /** Pending record writes (ringing, answer); the end's write waits for them so it is never overtaken. */
+  private answerWrite: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
   private resolveDone!: (v: { cause: EndCause }) => void;
   private readonly init: CallSessionInit;
@@ -143,8 +145,20 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     dialog.on('ended', ({ reason }) => void this.close(causeOf(reason)));
     dialog.on('reinvite', (inc) => this.onReinvite(inc));
     this.maxTimer = this.init.clock.setTimeout(() => void this.close('max-duration'), this.init.maxDurationMs);
-    void this.init.recorder.answered(this.recordId, negotiated.codec.name);
+    this.write(() => this.init.recorder.answered(this.recordId, negotiated.codec.name));
     this.emit('answered');
+  }
+
+  /** The far end is ringing (outbound: first 180/183). */
+  markRinging(): void {
+    if (this.state === 'ringing') this.write(() => this.init.recorder.status(this.recordId, 'ringing'));
+  }
+
+  /** Record writes in order; a failed one is logged, never thrown at the call. */
+  private write(fn: () => Promise<void>): void {
+    this.answerWrite = this.answerWrite.then(fn).catch((err: unknown) => {
+      this.init.logger.error({ call: this.uuid, err: (err as Error).message }, 'could not update the call record');
+    });
   }
 
   /** Hang up (BYE when answered, reject/CANCEL while ringing). */
@@ -171,6 +185,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     dialog?.removeAllListeners();
     const stats = wasActive ? this.media.stats() : undefined;
     await this.media.close(cause);
+    await this.answerWrite;
     try {
       await this.init.recorder.ended(this.recordId, { answered: wasActive, cause, stats, dtmf: this.dtmfLog });
     } catch (err) {

@@ -177,7 +177,8 @@ async function answer(
   }
   const dialog = incoming.accept(negotiated.answerSdp);
   session.answered(dialog, negotiated, local, negotiated.session);
-  void runEngine(env, session, assistant, diagnostic);
+  // Owned by the caller's promise (the SIP server keeps it until close), not left floating.
+  await runEngine(env, session, assistant, diagnostic);
 }
 
 /** The engine owns the conversation; when it returns on its own, the call is over. */

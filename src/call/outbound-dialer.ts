@@ -111,8 +111,10 @@ export class OutboundDialer implements OutboundCallPlacer {
     const scoped = Object.create(this.ua) as UserAgent;
     scoped.localUri = () => `<sip:${from}@${spec.address.replace(/:\d+$/, '')}>`;
     const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password) });
+    invite.on('progress', (res) => {
+      if (res.status >= 180) session.markRinging();
+    });
     void invite.start();
-    await env.recorder.status(session.recordId, 'ringing');
 
     let noAnswer = false;
     const ringing: Timer = env.clock.setTimeout(() => {

@@ -57,7 +57,10 @@ describe('auth trunks', () => {
     registrar.failWith = 503;
     await authTrunk(registrar);
     await until(() => registrar.registers.length >= 3, 3000, 'retries');
-    expect(h.server.registrations.list()[0]).toMatchObject({ state: 'failed', lastStatus: 503 });
+    // Between retries the state is 'failed'; a retry may already be on the wire ('registering').
+    const between = h.server.registrations.list()[0];
+    expect(['failed', 'registering']).toContain(between?.state);
+    expect(between?.lastStatus).toBe(503);
     registrar.failWith = undefined;
     await until(() => h!.server.registrations.list()[0]?.state === 'registered', 3000, 'recovered');
   });

@@ -1,0 +1,144 @@
+/**
+ * DialerStore over the SQLite store. The claim and the attempt-guarded finish are single
+ * conditional UPDATEs, which is what makes "never dialled twice" hold across restarts and
+ * between two runners racing for a lead.
+ *
+ * The attempt id lives in `leads.last_outcome` as `calling:<id>` while the lead is calling (the
+ * leads table has no column for it; a migration could add one without changing the dialer).
+ *
+ * `interrupted`: a call record carrying the lead id and created after the claim tells what became
+ * of the attempt. The outbound placer does not yet write `lead_id` into the call record, so
+ * `callsCarryLeadId` defaults to false and every interrupted attempt resolves as `unknown`
+ * (failed-unknown): never a blind redial. Turn it on once the wiring passes the lead id.
+ */
+import { sql } from 'kysely';
+import type { Repos, Store } from '../store/index.ts';
+import type { Campaign } from '../store/repos/campaigns.ts';
+import type { Lead, LeadStatus, LeadVariables } from '../store/repos/leads.ts';
+import type { Clock } from '../util/clock.ts';
+import { fromJson } from '../store/json.ts';
+import type { CallOutcome, DialerStore, InterruptedAttempt, LeadPatch } from './dialer.ts';
+
+type LeadRow = {
+  id: number;
+  campaign_id: number;
+  account_id: number;
+  phone_number: string;
+  variables: string | null;
+  status: string;
+  attempts: number;
+  last_outcome: string | null;
+  next_attempt_at: number | null;
+  created_at: number;
+  updated_at: number;
+};
+
+function toLead(r: LeadRow): Lead {
+  return {
+    id: r.id,
+    campaignId: r.campaign_id,
+    accountId: r.account_id,
+    phoneNumber: r.phone_number,
+    variables: fromJson<LeadVariables | null>(r.variables, null),
+    status: r.status as LeadStatus,
+    attempts: r.attempts,
+    lastOutcome: r.last_outcome,
+    nextAttemptAt: r.next_attempt_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Call record statuses (call-record.ts) that settle an attempt. */
+const FINAL: Record<string, CallOutcome> = { completed: 'completed', busy: 'busy', 'no-answer': 'no-answer', failed: 'failed', voicemail: 'voicemail' };
+
+export function sqliteDialerStore(
+  store: Store,
+  repos: Pick<Repos, 'campaigns' | 'ledger' | 'assistants'>,
+  clock: Clock,
+  opts: { callsCarryLeadId?: boolean } = {},
+): DialerStore {
+  const db = store.db;
+  return {
+    campaign: (id: number): Promise<Campaign | undefined> => repos.campaigns.getById(id),
+    complete: (id) => repos.campaigns.setStatus(id, 'in-progress', 'completed'),
+    async dueLeads(campaignId, nowMs, limit) {
+      const rows = await db
+        .selectFrom('leads')
+        .selectAll()
+        .where('campaign_id', '=', campaignId)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', nowMs)]))
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(toLead);
+    },
+    async nextRetryAt(campaignId, nowMs) {
+      const row = await db
+        .selectFrom('leads')
+        .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+        .where('campaign_id', '=', campaignId)
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '>', nowMs)
+        .executeTakeFirst();
+      return row?.at == null ? null : Number(row.at);
+    },
+    async openCount(campaignId) {
+      const row = await db
+        .selectFrom('leads')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('campaign_id', '=', campaignId)
+        .where('status', 'in', ['pending', 'calling'])
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    async claim(leadId, attemptId) {
+      const res = await db
+        .updateTable('leads')
+        .set({ status: 'calling', attempts: sql`attempts + 1`, last_outcome: `calling:${attemptId}`, updated_at: clock.now() })
+        .where('id', '=', leadId)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    },
+    async finish(leadId, attemptId, patch: LeadPatch) {
+      const res = await db
+        .updateTable('leads')
+        .set({
+          status: patch.status,
+          last_outcome: patch.lastOutcome,
+          next_attempt_at: patch.nextAttemptAt,
+          attempts: sql`max(0, attempts + ${patch.attemptsDelta ?? 0})`,
+          updated_at: clock.now(),
+        })
+        .where('id', '=', leadId)
+        .where('status', '=', 'calling')
+        .where('last_outcome', '=', `calling:${attemptId}`)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    },
+    async callingLeads(campaignId) {
+      const rows = await db.selectFrom('leads').selectAll().where('campaign_id', '=', campaignId).where('status', '=', 'calling').execute();
+      return rows.map(toLead);
+    },
+    async interrupted(lead): Promise<InterruptedAttempt> {
+      if (!opts.callsCarryLeadId) return 'unknown';
+      const call = await db
+        .selectFrom('calls')
+        .select(['status'])
+        .where('lead_id', '=', lead.id)
+        .where('invite_at', '>=', lead.updatedAt)
+        .orderBy('id', 'desc')
+        .executeTakeFirst();
+      if (!call) return 'not-placed';
+      return FINAL[call.status] ?? 'unknown';
+    },
+    async timeZoneOf(assistantId) {
+      const a = await repos.assistants.getById(assistantId);
+      const tz = (a?.config as { timezone?: unknown } | undefined)?.timezone;
+      return typeof tz === 'string' && tz ? tz : undefined;
+    },
+    covers: (accountId, micros) => repos.ledger.covers(accountId, micros),
+  };
+}

@@ -114,8 +114,12 @@ export async function run(argv: string[]): Promise<unknown> {
       process.once('SIGINT', stop);
       return undefined;
     }
-    case 'replay':
-      throw new Error('replay is not available in this build yet');
+    case 'replay': {
+      if (!values.assistant) throw new UsageError('--assistant is required');
+      if (!values.caller) throw new UsageError('--caller is required');
+      const { runReplay } = await import('../replay/replay.ts');
+      return runReplay({ assistant: values.assistant, caller: values.caller, tape: values.tape, standIns: values['stand-ins'] ?? false });
+    }
     default:
       throw new UsageError(`unknown command: ${command || '(none)'}`);
   }

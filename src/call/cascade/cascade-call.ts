@@ -1,0 +1,398 @@
+/**
+ * One pipeline call: the pure cores (turn-taking, interruption, rules, fillers) wired to the
+ * caller's audio (listener), the assistant's audio (speaker) and the turns (SpokenTurn). Every
+ * core returns `wakeAtMs`; a single clock timer serves the earliest, so the whole call runs on
+ * the injected clock and replays exactly on a virtual one.
+ *
+ * Conversation state lives here and only here: the history (with only what the caller heard of
+ * an interrupted reply), the transcript, and the timeline.
+ */
+import type { TurnMessage } from '../../agent/types.ts';
+import { SpeechDetector, type SpeechEvent } from '../../audio/vad/detector.ts';
+import type { CallMedia } from '../engine.ts';
+import { FillerPlanner, type FillerStep } from '../fillers.ts';
+import { InterruptionPolicy, type InterruptionStep } from '../interruption.ts';
+import { StereoRecorder } from '../recorder.ts';
+import { CallRules, type CallRulesStep } from '../rules.ts';
+import { classifyWithDeadline, TurnTaking, type EndOfTurnDecision, type TurnStep } from '../turn-taking.ts';
+import { Transcript, type AssistantTurnKind } from '../transcript.ts';
+import type { CascadeDeps } from './deps.ts';
+import { listen } from './listener.ts';
+import { SttReader } from './stt-reader.ts';
+import { agentSource, voiceTools } from './agent-source.ts';
+import { cascadeSettings, DEFAULT_APOLOGY, DEFAULT_GOODBYE, DEFAULT_REENGAGEMENT_PHRASE, type CascadeAssistant, type CascadeSettings } from './options.ts';
+import { Speaker } from './speaker.ts';
+import { SpokenTurn, type TurnSource, type TurnVoice } from './spoken-turn.ts';
+import type { TimelineEvent } from './timeline.ts';
+import { TurnBook } from './turn-book.ts';
+import { WakeTimer } from './wake-timer.ts';
+import { untracked, type WorkTracker } from './work.ts';
+
+export class CascadeCall {
+  readonly timeline: TimelineEvent[] = [];
+  readonly transcript = new Transcript();
+  readonly history: TurnMessage[] = [];
+  readonly recorder: StereoRecorder | undefined;
+  endedBy: string | undefined;
+  private readonly s: CascadeSettings;
+  private readonly work: WorkTracker;
+  private readonly t0: number;
+  private readonly ctl = new AbortController();
+  private readonly turnTaking: TurnTaking;
+  private readonly interruption: InterruptionPolicy;
+  private readonly rules: CallRules;
+  private readonly fillers: FillerPlanner;
+  private readonly wake: WakeTimer<'turn' | 'interrupt' | 'rules' | 'filler'>;
+  private speaker!: Speaker;
+  private readonly book: TurnBook;
+  private turn: SpokenTurn | undefined;
+  private turnSeq = 0;
+  private readonly pending = new Set<Promise<unknown>>();
+  private callerSpeaking = false;
+  private callerTurnStartMs: number | undefined;
+  private lastSpeechEndMs = 0;
+  private closing: Promise<void> | undefined;
+  private readonly stt: SttReader;
+
+  constructor(
+    private readonly media: CallMedia,
+    private readonly deps: CascadeDeps,
+    private readonly assistant: CascadeAssistant,
+    private readonly callVariables: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ) {
+    this.s = cascadeSettings(assistant, callVariables);
+    this.work = deps.work ?? untracked;
+    this.t0 = deps.clock.now();
+    this.wake = new WakeTimer(deps.clock, () => this.now(), () => this.tick());
+    const onAbort = (): void => void this.hangUp('aborted', 'local-hangup');
+    if (signal.aborted) this.ctl.abort(signal.reason);
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.ctl.signal.addEventListener('abort', () => signal.removeEventListener('abort', onAbort), { once: true });
+    this.turnTaking = new TurnTaking({ ...this.s.turnTaking, useClassifier: deps.classifier !== undefined });
+    this.interruption = new InterruptionPolicy(this.s.interruption);
+    this.rules = new CallRules(this.s.rules);
+    this.fillers = new FillerPlanner({ ...this.s.fillers, language: deps.language, random: deps.random });
+    this.recorder = this.s.record ? new StereoRecorder() : undefined;
+    this.book = new TurnBook(this.transcript, this.history, deps.metrics);
+    this.stt = new SttReader(deps.stt, deps.language, deps.clock, this.ctl.signal, {
+      now: () => this.now(),
+      onInterim: (text, at) => {
+        this.onTurnStep(this.turnTaking.transcriptUpdate(text, false, at));
+        this.onInterruption(this.interruption.transcriptUpdate(text, false, at));
+      },
+      onAnyFinal: (text, at) => {
+        if (text) this.emit({ type: 'stt-final', atMs: at, text });
+        this.onInterruption(this.interruption.transcriptUpdate(text, true, at));
+      },
+      onFinal: (text, at) => this.onTurnStep(this.turnTaking.transcriptUpdate(text, true, at)),
+      onError: (message, retrying) => this.emit({ type: 'provider-error', atMs: this.now(), provider: 'stt', message, retrying }),
+      track: (p) => this.track(p),
+    });
+  }
+
+  /** ms since answer on the call clock. */
+  now(): number {
+    return this.deps.clock.now() - this.t0;
+  }
+
+  async run(): Promise<void> {
+    const d = this.deps;
+    const ambient = d.ambient ? await this.work.track(d.ambient.mixer(this.s.ambient.sound, this.s.ambient.volume)) : undefined;
+    const vad = d.vad.createStream();
+    const denoise = this.s.noiseCancellation ? d.denoiser?.createStream() : undefined;
+    this.stt.open();
+    this.speaker = new Speaker({
+      clock: d.clock,
+      now: () => this.now(),
+      outbound: this.media.outbound,
+      ambient,
+      recorder: this.recorder,
+      leadFrames: d.leadFrames,
+      events: {
+        onStart: (turn, atMs) => this.onAudioStart(turn, atMs),
+        onEnd: (turn, atMs, interrupted) => this.onAudioEnd(turn, atMs, interrupted),
+        onFrame: (turn, seg, atMs) => void (this.turn?.id === turn && !this.turn.isFiller(seg) && (this.turn.firstFrameAtMs ??= atMs)),
+      },
+    });
+    this.speaker.start();
+    const onDtmf = (e: { digit: string }): void => this.emit({ type: 'dtmf', atMs: this.now(), digit: e.digit });
+    this.media.on('dtmf', onDtmf);
+    this.emit({ type: 'answer', atMs: 0 });
+    this.onRules(this.rules.answered(this.now()));
+    if (this.s.initialMessage.trim() && !this.s.waitForCustomer) this.startTurn('greeting', { kind: 'fixed', text: this.s.initialMessage });
+    try {
+      await listen({
+        inbound: this.media.inbound,
+        vad,
+        detector: new SpeechDetector(d.detector),
+        denoise,
+        stt: () => this.stt.current,
+        recorder: this.recorder,
+        work: this.work,
+        now: () => this.now(),
+        signal: this.ctl.signal,
+        onSpeech: (events) => this.onSpeech(events),
+      });
+    } finally {
+      this.media.off('dtmf', onDtmf);
+      await this.shutdown();
+      denoise?.close?.();
+    }
+  }
+
+  /** Ends the call from our side (rules, end_call, unrecoverable provider failure). Idempotent. */
+  hangUp(reason: string, cause: 'local-hangup' | 'max-duration' | 'error'): Promise<void> {
+    if (this.closing) return this.closing;
+    this.endedBy = reason;
+    this.emit({ type: 'hang-up', atMs: this.now(), reason });
+    this.rules.end();
+    this.ctl.abort(new Error(`hang-up: ${reason}`));
+    this.closing = this.media.close(cause).catch((err: unknown) => this.deps.logger?.warn({ err: (err as Error).message }, 'hang-up failed'));
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.endedBy ??= 'caller-hangup';
+    this.ctl.abort(new Error('call ended'));
+    this.rules.end();
+    this.wake.close();
+    this.speaker.stop();
+    const turn = this.turn;
+    if (turn) this.finishTurn(turn, this.now(), true, this.speaker.playedFrames(turn.id) * 20);
+    await Promise.allSettled([...this.pending]);
+    await this.stt.close();
+    await this.closing;
+  }
+
+  private emit(event: TimelineEvent): void {
+    this.timeline.push(event);
+    this.deps.onEvent?.(event);
+  }
+
+  private track(p: Promise<unknown>): void {
+    const q = p.catch((err: unknown) => this.deps.logger?.error({ err: (err as Error).message }, 'cascade task failed'));
+    this.pending.add(q);
+    void q.finally(() => this.pending.delete(q));
+  }
+
+  private tick(): void {
+    if (this.ctl.signal.aborted) return;
+    const now = this.now();
+    this.onTurnStep(this.turnTaking.tick(now));
+    this.onInterruption(this.interruption.tick(now));
+    this.onRules(this.rules.tick(now));
+    this.onFiller(this.fillers.tick(now));
+  }
+
+  private onSpeech(events: SpeechEvent[]): void {
+    for (const ev of events) {
+      if (ev.type === 'speech-start') {
+        this.callerSpeaking = true;
+        this.callerTurnStartMs ??= ev.startMs;
+        this.emit({ type: 'vad-speech-start', atMs: ev.startMs, detectedAtMs: ev.detectedAtMs });
+        this.onRules(this.rules.callerSpeechStart(ev.detectedAtMs));
+        this.onTurnStep(this.turnTaking.speechStart(ev.detectedAtMs));
+        this.onInterruption(this.interruption.speechStart(ev.startMs, ev.detectedAtMs));
+      } else {
+        this.callerSpeaking = false;
+        this.lastSpeechEndMs = ev.endMs;
+        this.emit({ type: 'vad-speech-end', atMs: ev.endMs, detectedAtMs: ev.detectedAtMs });
+        this.onRules(this.rules.callerSpeechEnd(ev.endMs));
+        this.onTurnStep(this.turnTaking.speechEnd(ev.endMs, ev.detectedAtMs));
+        this.onInterruption(this.interruption.speechEnd(ev.endMs, ev.detectedAtMs));
+      }
+    }
+  }
+
+  private onTurnStep(step: TurnStep): void {
+    this.wake.set('turn', step.wakeAtMs);
+    const classifier = this.deps.classifier;
+    if (step.classify && classifier) {
+      const req = step.classify;
+      const timer = (fn: () => void, ms: number) => this.deps.clock.setTimeout(fn, ms);
+      this.track(
+        classifyWithDeadline(classifier, req.transcript, req.deadlineAtMs - this.now(), timer, this.ctl.signal).then((p) => {
+          if (p !== undefined && !this.ctl.signal.aborted) this.onTurnStep(this.turnTaking.classification(req.id, p, this.now()));
+        }),
+      );
+    }
+    if (step.decision) this.track(this.onEndOfTurn(step.decision));
+  }
+
+  private async onEndOfTurn(decision: EndOfTurnDecision): Promise<void> {
+    const speechEndMs = decision.atMs - decision.waitedMs;
+    const startMs = this.callerTurnStartMs ?? speechEndMs;
+    this.callerTurnStartMs = undefined;
+    const text = await this.stt.settle(decision.transcript, this.deps.timeouts?.sttFinalWaitMs ?? 600);
+    const taken = text.length > 0 && !this.ctl.signal.aborted;
+    this.emit({ type: 'end-of-turn', atMs: decision.atMs, waitedMs: decision.waitedMs, reason: decision.reason, transcript: text, taken });
+    if (!taken) return;
+    let userText = text;
+    let userStartMs = startMs;
+    const prev = this.turn;
+    if (prev && !prev.aborted) {
+      if (this.speaker.speaking && this.speaker.turn === prev.id) {
+        this.cutTurn();
+      } else if (prev.kind === 'reply') {
+        // The caller added to their turn before our reply was audible: answer both parts at once.
+        prev.abort('caller continued');
+        this.turn = undefined;
+        const merged = this.book.mergeCallerTurn(userText);
+        if (merged) ({ text: userText, startMs: userStartMs } = merged);
+      } else {
+        prev.abort('caller spoke');
+        this.turn = undefined;
+      }
+    }
+    this.book.callerTurn(userText, userStartMs, Math.max(this.lastSpeechEndMs, userStartMs));
+    const latency = {
+      endpointingMs: decision.waitedMs,
+      ...(this.stt.lastFinalAtMs !== undefined && this.stt.lastFinalAtMs >= startMs ? { sttFinalMs: this.stt.lastFinalAtMs - speechEndMs } : {}),
+    };
+    this.onFiller(this.fillers.endOfTurn(this.now(), userText));
+    const turn = this.startTurn('reply', this.agentSource());
+    this.book.setLatencyBase(turn.id, { decisionAtMs: decision.atMs, speechEndMs, latency });
+  }
+
+  // ---- interruptions, rules, fillers ----
+
+  private onInterruption(step: InterruptionStep): void {
+    this.wake.set('interrupt', step.wakeAtMs);
+    for (const a of step.actions) {
+      if (a.action === 'duck' || a.action === 'pause' || a.action === 'resume') {
+        this.emit({ type: 'overlap', atMs: a.atMs, action: a.action });
+        if (a.action === 'duck') this.speaker.duck(true);
+        else if (a.action === 'pause') this.speaker.pause();
+        else this.speaker.resume();
+      } else if (a.action === 'ignore') {
+        this.emit({ type: 'interruption', atMs: a.atMs, taken: false, reason: a.reason, transcript: a.transcript });
+        this.deps.metrics?.interruptions.inc({ taken: 'false' });
+        // A backchannel is not the start of the caller's next turn.
+        if (!this.callerSpeaking) this.callerTurnStartMs = undefined;
+      } else if (a.action === 'interrupt') {
+        this.emit({ type: 'interruption', atMs: a.atMs, taken: true, transcript: a.transcript, words: a.words, speechMs: a.speechMs });
+        this.deps.metrics?.interruptions.inc({ taken: 'true' });
+        this.cutTurn();
+      }
+    }
+  }
+
+  /** Stop the current turn at once (barge-in, goodbye); history keeps what was heard. */
+  private cutTurn(): void {
+    const turn = this.turn;
+    if (!turn) return;
+    turn.abort('cut off');
+    this.fillers.cancel();
+    this.wake.set('filler', undefined);
+    const playedMs = this.speaker.interrupt();
+    this.finishTurn(turn, this.now(), true, playedMs);
+  }
+
+  private onRules(step: CallRulesStep): void {
+    this.wake.set('rules', step.wakeAtMs);
+    for (const a of step.actions) {
+      if (a.type === 'reengage') {
+        if (this.turn || this.callerSpeaking) continue;
+        this.emit({ type: 'reengagement', atMs: a.atMs, count: a.count });
+        this.startTurn('reengagement', a.prompt ? this.agentSource(a.prompt) : { kind: 'fixed', text: DEFAULT_REENGAGEMENT_PHRASE });
+      } else if (a.type === 'end-call') {
+        void this.hangUp('initial-silence', 'local-hangup');
+      } else if (a.type === 'say-goodbye') {
+        this.cutTurn();
+        this.startTurn('goodbye', { kind: 'fixed', text: DEFAULT_GOODBYE });
+      } else if (a.type === 'hang-up') {
+        void this.hangUp('max-duration', 'max-duration');
+      }
+    }
+  }
+
+  private onFiller(step: FillerStep): void {
+    this.wake.set('filler', step.wakeAtMs);
+    const f = step.filler;
+    if (!f || !this.turn || this.turn.kind !== 'reply') return;
+    if (this.turn.offerFiller(f.text)) this.emit({ type: 'filler', atMs: f.atMs, text: f.text, category: f.category });
+  }
+
+  // ---- assistant turns ----
+
+  private agentSource(reengagementPrompt?: string): TurnSource {
+    const { agent } = this.deps;
+    const base = { agent, assistant: this.assistant, history: this.history, variables: this.callVariables, tools: voiceTools(this.s) };
+    return agentSource(reengagementPrompt ? { ...base, reengagementPrompt } : base);
+  }
+
+  private startTurn(kind: AssistantTurnKind, source: TurnSource, voice: TurnVoice = this.deps.voice): SpokenTurn {
+    const id = ++this.turnSeq;
+    const turn = new SpokenTurn(
+      id,
+      kind,
+      source,
+      {
+        clock: this.deps.clock,
+        now: () => this.now(),
+        speaker: this.speaker,
+        voice,
+        llmFirstTokenMs: this.deps.timeouts?.llmFirstTokenMs ?? 10_000,
+        ttsFirstFrameMs: this.deps.timeouts?.ttsFirstFrameMs ?? 5_000,
+        onProviderError: (provider, message, retrying) => this.emit({ type: 'provider-error', atMs: this.now(), provider, message, retrying }),
+      },
+      this.ctl.signal,
+    );
+    this.turn = turn;
+    this.book.started(id, kind);
+    this.emit({ type: 'turn-start', atMs: this.now(), turn: id, kind });
+    this.track(turn.run().then(() => this.afterProduced(turn)));
+    return turn;
+  }
+
+  /** The turn has handed all its audio to the speaker (or failed, or was cut). */
+  private afterProduced(turn: SpokenTurn): void {
+    if (this.ctl.signal.aborted) return;
+    if (turn.failed && this.turn === turn) {
+      this.finishTurn(turn, this.now(), true, this.speaker.playedFrames(turn.id) * 20);
+      this.recover(turn);
+      return;
+    }
+    // With audio, the speaker's onEnd finishes the turn once its last frame has played.
+    if (!turn.aborted && turn.segments.every((s) => s.frames === 0)) this.finishTurn(turn, this.now(), false, 0);
+  }
+
+  /** After a retry failed: an apology in the same voice, or the offline voice when TTS broke. */
+  private recover(turn: SpokenTurn): void {
+    const voice = turn.failed === 'tts' ? this.deps.fallbackVoice : this.deps.voice;
+    if (turn.kind === 'goodbye') this.onRules(this.rules.goodbyeFinished(this.now()));
+    else if (turn.kind === 'apology' || !voice) void this.hangUp('provider-failure', 'error');
+    else this.startTurn('apology', { kind: 'fixed', text: DEFAULT_APOLOGY }, voice);
+  }
+
+  private onAudioStart(turnId: number, atMs: number): void {
+    const kind = this.turn?.id === turnId ? this.turn.kind : 'reply';
+    this.book.audioStarted(turnId, atMs);
+    this.emit({ type: 'assistant-audio-start', atMs, turn: turnId, kind });
+    this.fillers.replyAudioStarted(atMs);
+    this.wake.set('filler', undefined);
+    this.onTurnStep(this.turnTaking.assistantStarted(atMs));
+    this.onInterruption(this.interruption.assistantStarted(atMs));
+    this.onRules(this.rules.assistantAudioStart(atMs));
+  }
+
+  private onAudioEnd(turnId: number, atMs: number, interrupted: boolean): void {
+    const kind = this.book.kindOf(turnId) ?? this.turn?.kind ?? 'reply';
+    this.emit({ type: 'assistant-audio-stop', atMs, turn: turnId, kind, interrupted });
+    this.onTurnStep(this.turnTaking.assistantStopped(atMs, interrupted));
+    this.onInterruption(this.interruption.assistantStopped(atMs));
+    this.onRules(this.rules.assistantAudioEnd(atMs));
+    const turn = this.turn;
+    if (!interrupted && turn?.id === turnId) this.finishTurn(turn, atMs, false, 0);
+  }
+
+  /** The turn is over for the caller: record it, then act on how it ended. */
+  private finishTurn(turn: SpokenTurn, endMs: number, interrupted: boolean, playedMs: number): void {
+    if (this.turn === turn) this.turn = undefined;
+    if (!this.book.finish(turn, endMs, interrupted, playedMs)) return;
+    if (this.ctl.signal.aborted || turn.failed) return;
+    if (turn.ended) void this.hangUp('end-call-tool', 'local-hangup');
+    else if (turn.kind === 'goodbye' && !interrupted) this.onRules(this.rules.goodbyeFinished(endMs));
+  }
+}

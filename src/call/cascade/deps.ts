@@ -1,0 +1,52 @@
+/**
+ * What a pipeline call needs from outside, all injected: the clock, the agent, the speech
+ * providers already chosen for the assistant, the shared VAD/denoiser models and ambient beds.
+ * Production builds it in `startEngine` (src/call/engine.ts); tests and the replay build it from
+ * stand-ins on a virtual clock.
+ */
+import type { TurnInput, TurnResult } from '../../agent/types.ts';
+import type { AmbientLibrary } from '../../audio/ambient.ts';
+import type { SpeechDetectorOptions } from '../../audio/vad/detector.ts';
+import type { SttProvider } from '../../providers/stt/types.ts';
+import type { Clock } from '../../util/clock.ts';
+import type { EndOfTurnClassifier } from '../turn-taking.ts';
+import type { DenoiseStreamLike, VadStreamLike } from './listener.ts';
+import type { CascadeMetrics } from './metrics.ts';
+import type { TurnVoice } from './spoken-turn.ts';
+import type { TimelineListener } from './timeline.ts';
+import type { WorkTracker } from './work.ts';
+
+export interface EngineLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface CascadeDeps {
+  clock: Clock;
+  /** `new Agent(agentDeps)` in production; anything with the same runTurn in tests. */
+  agent: { runTurn(input: TurnInput): Promise<TurnResult> };
+  voice: TurnVoice;
+  /** Speaks the apology when `voice` itself failed (the offline Flite voice). */
+  fallbackVoice?: TurnVoice;
+  stt: SttProvider;
+  /** BCP 47 tag (`en-US`) for STT and filler phrases. */
+  language: string;
+  /** The shared Silero model (SileroVad): one stream per call. */
+  vad: { createStream(): VadStreamLike };
+  /** The shared RNNoise denoiser; used when the assistant enables noise cancellation. */
+  denoiser?: { createStream(): DenoiseStreamLike };
+  ambient?: AmbientLibrary;
+  /** Optional semantic end-of-turn model for endpoint_type `ai` (the heuristic runs without). */
+  classifier?: EndOfTurnClassifier;
+  work?: WorkTracker;
+  logger?: EngineLogger;
+  metrics?: CascadeMetrics;
+  /** Where to write the stereo recording when the assistant has `record` on. */
+  recordingPath?: string;
+  random?: () => number;
+  detector?: SpeechDetectorOptions;
+  leadFrames?: number;
+  timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
+  onEvent?: TimelineListener;
+}

@@ -1,0 +1,59 @@
+/**
+ * The caller's side of the pipeline, one frame at a time: (denoise) → STT → VAD → speech events.
+ * Frames are processed strictly in order and the loop only asks for the next frame once the
+ * VAD has answered for this one, which keeps the detector's timeline exact and gives a virtual
+ * clock driver a clear "idle" point.
+ *
+ * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
+ * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
+ */
+import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
+import type { SpeechDetector, SpeechEvent } from '../../audio/vad/detector.ts';
+import type { SttStream } from '../../providers/stt/types.ts';
+import type { StereoRecorder } from '../recorder.ts';
+import type { WorkTracker } from './work.ts';
+
+export interface VadStreamLike {
+  push(frame: AudioFrame): Promise<number>;
+}
+
+export interface DenoiseStreamLike {
+  process(frame: AudioFrame): AudioFrame;
+  close?(): void;
+}
+
+export interface ListenerOptions {
+  inbound: AsyncIterable<AudioFrame>;
+  vad: VadStreamLike;
+  detector: SpeechDetector;
+  denoise?: DenoiseStreamLike | undefined;
+  /** The current STT stream (it may be reopened after an error). */
+  stt: () => SttStream | undefined;
+  recorder?: StereoRecorder | undefined;
+  work: WorkTracker;
+  /** ms since answer. */
+  now: () => number;
+  signal: AbortSignal;
+  onSpeech(events: SpeechEvent[]): void;
+}
+
+export async function listen(o: ListenerOptions): Promise<void> {
+  let audioMs: number | undefined;
+  for await (const frame of o.inbound) {
+    if (o.signal.aborted) break;
+    const frameMs = (frame.samples.length / frame.sampleRate) * 1000 || FRAME_MS;
+    // The first frame arrived at its end: it started one frame earlier.
+    audioMs ??= Math.max(0, o.now() - frameMs);
+    const startMs = audioMs;
+    audioMs += frameMs;
+    o.recorder?.caller(startMs, frame.samples);
+    const clean = o.denoise ? o.denoise.process(frame) : frame;
+    o.stt()?.write(clean);
+    const probability = await o.work.track(o.vad.push(clean));
+    if (o.signal.aborted) break;
+    const events = o.detector.push(probability, startMs);
+    if (events.length > 0) o.onSpeech(events);
+  }
+  const tail = o.detector.flush();
+  if (tail.length > 0 && !o.signal.aborted) o.onSpeech(tail);
+}

@@ -1,0 +1,113 @@
+/**
+ * The call's STT stream: opened once per call (reopened once after a provider error), its
+ * interim/final events handed to the cores, and the end-of-turn's bounded wait for the final
+ * that `finalize()` asks for. A final arriving during that wait belongs to the turn just decided,
+ * not to the next one, so it is claimed here instead of being passed on.
+ */
+import type { SttProvider, SttStream } from '../../providers/stt/types.ts';
+import type { Clock } from '../../util/clock.ts';
+
+export interface SttReaderHooks {
+  now(): number;
+  onInterim(text: string, atMs: number): void;
+  /** Every final, claimed or not (barge-in word counts, timeline). */
+  onAnyFinal(text: string, atMs: number): void;
+  /** Finals for the turn in progress. */
+  onFinal(text: string, atMs: number): void;
+  onError(message: string, retrying: boolean): void;
+  track(p: Promise<unknown>): void;
+}
+
+export class SttReader {
+  lastInterim = '';
+  lastFinalAtMs: number | undefined;
+  private stream: SttStream | undefined;
+  private waiter: ((text: string) => void) | undefined;
+  private reopened = false;
+
+  constructor(
+    private readonly provider: SttProvider,
+    private readonly language: string,
+    private readonly clock: Clock,
+    private readonly signal: AbortSignal,
+    private readonly hooks: SttReaderHooks,
+  ) {}
+
+  get current(): SttStream | undefined {
+    return this.stream;
+  }
+
+  open(): void {
+    const stream = this.provider.open({ language: this.language, signal: this.signal, sampleRate: 16000 });
+    this.stream = stream;
+    this.hooks.track(this.read(stream));
+  }
+
+  finalize(): void {
+    this.stream?.finalize();
+  }
+
+  async close(): Promise<void> {
+    this.waiter?.('');
+    await this.stream?.close().catch(() => {});
+  }
+
+  /** The next final within `ms` (empty when none came). */
+  waitForFinal(ms: number): Promise<string> {
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimeout(() => done(''), ms);
+      const done = (text: string): void => {
+        timer.cancel();
+        this.waiter = undefined;
+        resolve(text);
+      };
+      this.waiter = done;
+    });
+  }
+
+  /**
+   * The words of a turn just decided. With only an interim (or nothing) so far, the final that
+   * finalize() asked for is on its way: wait for it, bounded, and let it replace the interim
+   * words it covers.
+   */
+  async settle(transcript: string, waitMs: number): Promise<string> {
+    this.finalize();
+    if (!this.lastInterim && transcript) return transcript;
+    const interim = this.lastInterim;
+    const base = interim && transcript.endsWith(interim) ? transcript.slice(0, -interim.length).trim() : transcript;
+    const late = await this.waitForFinal(waitMs);
+    return late ? `${base} ${late}`.trim() : transcript;
+  }
+
+  private async read(stream: SttStream): Promise<void> {
+    let failed = false;
+    for await (const ev of stream) {
+      const now = this.hooks.now();
+      if (ev.type === 'error') {
+        // One reconnect; after a second failure the call goes on with VAD alone (turns without
+        // words are not answered) and the silence rules end it politely.
+        this.hooks.onError(ev.error.message, !this.reopened);
+        failed = true;
+        continue;
+      }
+      const text = ev.text.trim();
+      if (ev.type === 'interim') {
+        this.lastInterim = text;
+        this.hooks.onInterim(text, now);
+        continue;
+      }
+      this.lastInterim = '';
+      this.hooks.onAnyFinal(text, now);
+      if (this.waiter) {
+        this.waiter(text);
+        continue;
+      }
+      if (text) this.lastFinalAtMs = now;
+      this.hooks.onFinal(text, now);
+    }
+    if (failed && !this.reopened && !this.signal.aborted && this.stream === stream) {
+      this.reopened = true;
+      this.open();
+    }
+  }
+}

@@ -25,7 +25,7 @@ async function cli(...args: string[]): Promise<{ code: number; out: any; err: st
 
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-describe('switchboard CLI', () => {
+describe('switchboard CLI', { timeout: 90_000 }, () => {
   it('creates an account with a key shown once and stored only as a hash', async () => {
     const res = await cli('accounts', 'create', '--name', 'Acme', '--balance', '25.10');
     expect(res.code).toBe(0);

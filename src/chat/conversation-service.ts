@@ -9,6 +9,7 @@ import type { EventPublisher } from '../webhooks/events.ts';
 import { AppError, NotFoundError } from '../util/errors.ts';
 import { historyView, turnHistory } from './history.ts';
 import { WIDGET_MESSAGE_PRICE_MICROS } from '../billing/prices.ts';
+import { textBuiltinTools } from './text-tools.ts';
 
 export const TOP_UP_MESSAGE = 'Insufficient balance. Please top up your account to continue.';
 const DEFAULT_INACTIVITY_MINUTES = 30;
@@ -124,6 +125,7 @@ export class ConversationService {
       variables: conv.variables,
       signal,
       channel: 'text',
+      extraTools: textBuiltinTools(this.ctx, assistant, conv),
     });
   }
 
@@ -147,25 +149,34 @@ export class ConversationService {
     return res.charged || !charge;
   }
 
-  /** Ends the conversation (once) and emits `conversation.ended` where the assistant asks for it. */
+  /**
+   * Ends the conversation (once) and emits `conversation.ended` where the assistant asks for it.
+   * The end and its event are one transaction: a crash cannot end a conversation silently.
+   */
   async end(conv: Conversation, assistant: AssistantRecord | undefined, reason: 'inactivity' | 'assistant'): Promise<boolean> {
-    if (!(await this.ctx.repos.conversations.end(conv.id, reason))) return false;
     const url = assistant?.config.conversation_ended_webhook_url;
-    if (url) {
-      const ended = await this.ctx.repos.conversations.getById(conv.id);
-      await this.events.publish(conv.accountId, url, 'conversation.ended', {
-        conversation_id: conv.uuid,
-        assistant_id: conv.assistantId,
-        type: conv.type,
-        reason,
-        ended_at: new Date(ended?.endedAt ?? this.ctx.clock.now()).toISOString(),
-        last_message_at: new Date(ended?.lastMessageAt ?? conv.lastMessageAt).toISOString(),
-        ...(conv.customerIdentifier ? { customer_identifier: conv.customerIdentifier } : {}),
-        ...(conv.customerPhone ? { customer: { name: conv.customerName, phone: conv.customerPhone } } : {}),
-        variables: conv.variables,
-        history: historyView(this.ctx.repos.messages.list(conv.id)),
-      });
-    }
-    return true;
+    const { repos } = this.ctx;
+    const ended = this.ctx.store.sqlite
+      .transaction(() => {
+        if (!repos.conversations.endSync(conv.id, reason)) return false;
+        if (!url) return true;
+        const now = repos.conversations.getByIdSync(conv.id) ?? conv;
+        this.events.enqueueSync(conv.accountId, url, 'conversation.ended', {
+          conversation_id: now.uuid,
+          assistant_id: now.assistantId,
+          type: now.type,
+          reason,
+          ended_at: new Date(now.endedAt ?? this.ctx.clock.now()).toISOString(),
+          last_message_at: new Date(now.lastMessageAt).toISOString(),
+          ...(now.customerIdentifier ? { customer_identifier: now.customerIdentifier } : {}),
+          ...(now.type === 'whatsapp' || now.customerPhone ? { customer: { name: now.customerName, phone: now.customerPhone } } : {}),
+          variables: now.variables,
+          history: historyView(repos.messages.list(conv.id)),
+        });
+        return true;
+      })
+      .immediate();
+    if (ended && url) this.events.kick();
+    return ended;
   }
 }

@@ -52,13 +52,24 @@ export class InactivitySweeper {
     return this.running;
   }
 
+  /**
+   * One conversation that cannot be ended (its event cannot be written, say) is logged and left
+   * for the next sweep; it does not hold up the others.
+   */
   private async pass(): Promise<number> {
+    const batch = 100;
     let ended = 0;
+    const failed = new Set<number>();
     for (;;) {
-      const due = await this.deps.conversations.dueForEnd(this.deps.clock.now());
+      const due = (await this.deps.conversations.dueForEnd(this.deps.clock.now(), batch + failed.size)).filter((c) => !failed.has(c.id));
       if (due.length === 0) return ended;
       for (const conv of due) {
-        if (await this.deps.service.end(conv, await this.deps.assistant(conv.assistantId), 'inactivity')) ended++;
+        try {
+          if (await this.deps.service.end(conv, await this.deps.assistant(conv.assistantId), 'inactivity')) ended++;
+        } catch (err) {
+          failed.add(conv.id);
+          this.deps.logger.error({ err, conversationId: conv.id }, 'could not end an inactive conversation');
+        }
       }
     }
   }

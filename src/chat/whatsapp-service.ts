@@ -47,43 +47,54 @@ export class WhatsAppService {
     while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
   }
 
-  /** A customer wrote. Stores the message (opening the 24-hour window) and lets the AI answer. */
+  /**
+   * A customer wrote. Stores the message (opening the 24-hour window) and lets the AI answer.
+   * The duplicate check, find-or-create of the conversation and the insert are one transaction:
+   * two webhooks arriving together (a customer's quick second message, or a Twilio retry) can
+   * neither split the customer across two conversations nor store one message twice.
+   */
   async inbound(sender: WhatsappSender, params: Record<string, string>): Promise<void> {
     const phone = (params.From ?? '').replace(/^whatsapp:/, '');
     const text = params.Body ?? '';
     const sid = params.MessageSid ?? null;
     if (!isE164(phone)) return;
-    // Twilio retries a webhook it thinks failed; the same message must not be answered twice.
-    if (sid && this.ctx.repos.messages.findBySid(sid)) return;
     const assistant = sender.assistantId !== null ? await this.ctx.repos.assistants.getById(sender.assistantId) : undefined;
     const limitMs = assistant ? inactivityMs(assistant) : DEFAULT_INACTIVITY_MS;
-    let conv = await this.ctx.repos.conversations.latestWhatsapp(sender.id, phone);
-    if (!conv) {
-      conv = this.ctx.repos.conversations.create({
-        accountId: sender.accountId,
-        assistantId: sender.assistantId ?? 0,
-        type: 'whatsapp',
-        whatsappSenderId: sender.id,
-        customerPhone: phone,
-        customerName: params.ProfileName || null,
-        inactivityMs: limitMs,
-      });
-    } else if (params.ProfileName && params.ProfileName !== conv.customerName) {
-      await this.ctx.repos.conversations.setCustomerName(conv.id, params.ProfileName);
-    }
-    let aiMayAnswer = conv.aiEnabled && assistant !== undefined && sender.status === 'online';
-    if (conv.status === 'ended') {
-      // Without retrigger an ended conversation stays ended: the message is still recorded (it
-      // opens the WhatsApp window for a human) but the AI does not answer.
-      if (assistant?.config.conversation_ended_retrigger) await this.ctx.repos.conversations.reopen(conv.id, limitMs);
-      else aiMayAnswer = false;
-    }
-    this.ctx.repos.messages.append({
-      conversationId: conv.id,
-      messages: [{ role: 'user', content: text, providerSid: sid, deliveryStatus: 'received' }],
-      inactivityMs: limitMs,
-    });
-    if (aiMayAnswer && assistant && text.trim() !== '') this.track(this.aiReply(conv.id, sender, assistant));
+    const { conversations, messages } = this.ctx.repos;
+    const stored = this.ctx.store.sqlite
+      .transaction(() => {
+        // Twilio retries a webhook it thinks failed; the same message must not be answered twice.
+        if (sid && messages.findBySid(sid)) return undefined;
+        let conv = conversations.latestWhatsappSync(sender.id, phone);
+        if (!conv) {
+          conv = conversations.create({
+            accountId: sender.accountId,
+            assistantId: sender.assistantId ?? 0,
+            type: 'whatsapp',
+            whatsappSenderId: sender.id,
+            customerPhone: phone,
+            customerName: params.ProfileName || null,
+            inactivityMs: limitMs,
+          });
+        } else if (params.ProfileName && params.ProfileName !== conv.customerName) {
+          conversations.setCustomerNameSync(conv.id, params.ProfileName);
+        }
+        let aiMayAnswer = conv.aiEnabled && assistant !== undefined && sender.status === 'online';
+        if (conv.status === 'ended') {
+          // Without retrigger an ended conversation stays ended: the message is still recorded (it
+          // opens the WhatsApp window for a human) but the AI does not answer.
+          if (assistant?.config.conversation_ended_retrigger) conversations.reopenSync(conv.id, limitMs);
+          else aiMayAnswer = false;
+        }
+        messages.append({
+          conversationId: conv.id,
+          messages: [{ role: 'user', content: text, providerSid: sid, deliveryStatus: 'received' }],
+          inactivityMs: limitMs,
+        });
+        return { conversationId: conv.id, aiMayAnswer };
+      })
+      .immediate();
+    if (stored?.aiMayAnswer && assistant && text.trim() !== '') this.track(this.aiReply(stored.conversationId, sender, assistant));
   }
 
   private track(p: Promise<void>): void {

@@ -70,7 +70,7 @@ export async function run(argv: string[]): Promise<unknown> {
       if (balance < 0) throw new UsageError('--balance may not be negative');
       return withStore(async (repos) => {
         const account = await repos.accounts.create(name);
-        if (balance > 0) repos.ledger.adjust(account.id, balance, 'initial balance');
+        if (balance > 0) repos.ledger.adjust(account.id, balance, 'initial balance', 'operator:cli');
         return { account_id: account.id, api_key: await repos.accounts.createKey(account.id) };
       });
     }
@@ -82,9 +82,9 @@ export async function run(argv: string[]): Promise<unknown> {
         if (values.set !== undefined) {
           const target = dollars('--set', values.set);
           if (target < 0) throw new UsageError('--set may not be negative');
-          repos.ledger.setBalance(id, target, 'balance set by operator');
+          repos.ledger.setBalance(id, target, 'balance set by operator', 'operator:cli');
         }
-        if (values.add !== undefined) repos.ledger.adjust(id, dollars('--add', values.add), 'top-up by operator');
+        if (values.add !== undefined) repos.ledger.adjust(id, dollars('--add', values.add), 'top-up by operator', 'operator:cli');
         return { account_id: id, balance: toDollars(repos.ledger.balance(id)) };
       });
     }

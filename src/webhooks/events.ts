@@ -25,4 +25,16 @@ export class EventPublisher {
     this.onEnqueued();
     return id;
   }
+
+  /**
+   * Writes the event without waking the worker, for use inside the caller's SQLite transaction;
+   * call `kick()` once that transaction has committed.
+   */
+  enqueueSync(accountId: number, url: string, type: EventType, data: Record<string, unknown>): number {
+    return this.outbox.enqueueSync(accountId, type, url, eventBody(type, this.clock.now(), data));
+  }
+
+  kick(): void {
+    this.onEnqueued();
+  }
 }

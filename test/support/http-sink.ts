@@ -17,6 +17,8 @@ export interface Delivery {
 export class HttpSink {
   readonly received: Delivery[] = [];
   failFirst = 0;
+  /** Wait this long before answering (slow endpoints, timeouts). */
+  delayMs = 0;
   responder: ((d: Omit<Delivery, 'status'>) => { status: number; body: unknown } | undefined) | undefined;
   private server!: { url: string; close(): Promise<void> };
 
@@ -36,6 +38,11 @@ export class HttpSink {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const d = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: await readBody(req) };
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (res.destroyed) {
+      this.received.push({ ...d, status: 0 });
+      return;
+    }
     let status = 200;
     let body: unknown = { ok: true };
     if (this.failFirst > 0) {

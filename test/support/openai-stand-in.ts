@@ -17,6 +17,8 @@ export interface Scripted {
   failAfterChunks?: number;
   /** Wait before answering (to let concurrent requests pile up). */
   delayMs?: number;
+  /** Streaming only: send this many chunks, then go silent with the connection held open. */
+  stallAfterChunks?: number;
 }
 
 export interface RecordedRequest {
@@ -124,14 +126,18 @@ export class OpenAiStandIn {
       await new Promise((r) => setTimeout(r, 30));
       res.socket?.destroy();
     };
+    // Holds the connection open without another byte until the client gives up.
+    const stall = () => new Promise<void>((r) => res.once('close', () => r()));
     let sent = 0;
     for (const delta of chunks) {
       if (script.failAfterChunks !== undefined && sent >= script.failAfterChunks) return cut();
+      if (script.stallAfterChunks !== undefined && sent >= script.stallAfterChunks) return stall();
       const line = `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
       await new Promise<void>((r) => res.write(line, () => r()));
       sent++;
     }
     if (script.failAfterChunks !== undefined) return cut();
+    if (script.stallAfterChunks !== undefined) return stall();
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: finish }] })}\n\n`);
     res.end('data: [DONE]\n\n');
   }

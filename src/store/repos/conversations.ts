@@ -132,6 +132,14 @@ export class ConversationsRepo {
     return row && toConversation(row);
   }
 
+  /** `latestWhatsapp`, synchronously, for find-or-create inside one transaction. */
+  latestWhatsappSync(senderId: number, customerPhone: string): Conversation | undefined {
+    const row = this.store.sqlite
+      .prepare('SELECT * FROM conversations WHERE whatsapp_sender_id = ? AND customer_phone = ? ORDER BY id DESC LIMIT 1')
+      .get(senderId, customerPhone) as Row | undefined;
+    return row && toConversation(row);
+  }
+
   /** Hand-over flag; false when the conversation is not the account's. */
   async setAiEnabled(accountId: number, uuid: string, enabled: boolean): Promise<boolean> {
     const res = await this.db
@@ -148,17 +156,22 @@ export class ConversationsRepo {
   }
 
   async setCustomerName(id: number, name: string): Promise<void> {
-    await this.db.updateTable('conversations').set({ customer_name: name }).where('id', '=', id).execute();
+    this.setCustomerNameSync(id, name);
+  }
+
+  setCustomerNameSync(id: number, name: string): void {
+    this.store.sqlite.prepare('UPDATE conversations SET customer_name = ? WHERE id = ?').run(name, id);
   }
 
   /** An ended conversation starts again (assistants with `conversation_ended_retrigger`). */
   async reopen(id: number, inactivityMs: number): Promise<void> {
-    const now = this.clock.now();
-    await this.db
-      .updateTable('conversations')
-      .set({ status: 'active', ended_at: null, ended_reason: null, inactivity_deadline: now + inactivityMs })
-      .where('id', '=', id)
-      .execute();
+    this.reopenSync(id, inactivityMs);
+  }
+
+  reopenSync(id: number, inactivityMs: number): void {
+    this.store.sqlite
+      .prepare(`UPDATE conversations SET status = 'active', ended_at = NULL, ended_reason = NULL, inactivity_deadline = ? WHERE id = ?`)
+      .run(this.clock.now() + inactivityMs, id);
   }
 
   /** Active conversations whose inactivity deadline has passed, oldest first. */
@@ -179,15 +192,23 @@ export class ConversationsRepo {
    * a message may have arrived since it was found). True when this call ended it.
    */
   async end(id: number, reason: 'inactivity' | 'assistant'): Promise<boolean> {
+    return this.endSync(id, reason);
+  }
+
+  /** `end`, synchronously, to share a transaction with the event it causes. */
+  endSync(id: number, reason: 'inactivity' | 'assistant'): boolean {
     const now = this.clock.now();
-    let q = this.db
-      .updateTable('conversations')
-      .set({ status: 'ended', ended_at: now, ended_reason: reason, inactivity_deadline: null })
-      .where('id', '=', id)
-      .where('status', '=', 'active');
-    if (reason === 'inactivity') q = q.where('inactivity_deadline', '<=', now);
-    const res = await q.executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+    const res = this.store.sqlite
+      .prepare(
+        `UPDATE conversations SET status = 'ended', ended_at = ?, ended_reason = ?, inactivity_deadline = NULL
+         WHERE id = ? AND status = 'active' AND (? = 0 OR inactivity_deadline <= ?)`,
+      )
+      .run(now, reason, id, reason === 'inactivity' ? 1 : 0, now);
+    return res.changes > 0;
+  }
+
+  getByIdSync(id: number): Conversation | undefined {
+    return this.byIdSync(id);
   }
 
   private byIdSync(id: number): Conversation | undefined {

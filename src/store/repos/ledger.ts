@@ -33,10 +33,10 @@ export class LedgerRepo {
   }
 
   /** Sets the balance to an exact amount by booking the difference. */
-  setBalance(accountId: number, targetMicros: number, reason = 'balance set'): void {
+  setBalance(accountId: number, targetMicros: number, reason = 'balance set', reference: string | null = null): void {
     this.store.sqlite.transaction(() => {
       const diff = targetMicros - this.balance(accountId);
-      if (diff !== 0) this.adjust(accountId, diff, reason);
+      if (diff !== 0) this.adjust(accountId, diff, reason, reference);
     }).immediate();
   }
 

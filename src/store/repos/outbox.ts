@@ -21,23 +21,22 @@ export class OutboxRepo {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
   async enqueue(accountId: number, eventType: string, url: string, payload: string): Promise<number> {
+    return this.enqueueSync(accountId, eventType, url, payload);
+  }
+
+  /**
+   * The same, synchronously, so it can run inside the transaction of the change that caused the
+   * event: both are stored, or neither.
+   */
+  enqueueSync(accountId: number, eventType: string, url: string, payload: string): number {
     const now = this.clock.now();
-    const row = await this.store.db
-      .insertInto('webhook_outbox')
-      .values({
-        account_id: accountId,
-        event_type: eventType,
-        url,
-        payload,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        last_error: null,
-        created_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
+    const res = this.store.sqlite
+      .prepare(
+        `INSERT INTO webhook_outbox (account_id, event_type, url, payload, status, attempts, next_attempt_at, last_error, created_at)
+         VALUES (?, ?, ?, ?, 'pending', 0, ?, NULL, ?)`,
+      )
+      .run(accountId, eventType, url, payload, now, now);
+    return Number(res.lastInsertRowid);
   }
 
   async due(now: number, limit = 20): Promise<OutboxRow[]> {

@@ -208,3 +208,49 @@ describe('keyless limits and the API document', () => {
     }
   });
 });
+
+describe('remaining status codes of the chatbot and hand-over endpoints', () => {
+  it('422 for malformed path or body values; 401 for a bad key on every chatbot route', async () => {
+    const asst = await w.assistant(a.key);
+    const conv = (await start(a.key, { assistant_id: asst.uuid, type: 'test' })).body.conversation_id as string;
+    const long = 'x'.repeat(65);
+    for (const [method, url] of [
+      ['GET', `/conversations/${long}`],
+      ['POST', `/automate/conversations/${long}/disable-ai`],
+      ['POST', `/automate/conversations/${long}/enable-ai`],
+    ] as const) {
+      const res = await w.req(a.key, method, url);
+      expect(res.status, url).toBe(422);
+      expect(res.body, url).toMatchObject({ status: false, error: expect.any(String) });
+    }
+    expect((await start(a.key, { assistant_id: 'not-a-uuid' })).status).toBe(422);
+    expect((await start(a.key, { assistant_id: asst.uuid, variables: 'x' })).status).toBe(422);
+    expect((await w.req(a.key, 'POST', `/conversations/${conv}/messages`, { message: 42 })).status).toBe(422);
+    expect((await w.req(a.key, 'GET', `/conversations/${conv}`)).body).toEqual({ status: true, history: expect.any(Array), variables: null });
+    const bad = await w.req('sb_live_nope', 'POST', `/conversations/${conv}/messages`, { message: 'hi' });
+    expect(bad.status).toBe(401);
+    expect((await w.req('sb_live_nope', 'POST', `/automate/conversations/${conv}/disable-ai`)).status).toBe(401);
+  });
+
+  it('the hand-over flag is stored on the conversation and outlives the request', async () => {
+    const asst = await w.assistant(a.key);
+    const conv = (await start(a.key, { assistant_id: asst.uuid })).body.conversation_id as string;
+    await w.req(a.key, 'POST', `/automate/conversations/${conv}/disable-ai`);
+    const row = await w.t.ctx.store.db.selectFrom('conversations').select('ai_enabled').where('uuid', '=', conv).executeTakeFirstOrThrow();
+    expect(row.ai_enabled).toBe(0);
+    // Idempotent: disabling twice is still 200 and still disabled.
+    expect((await w.req(a.key, 'POST', `/automate/conversations/${conv}/disable-ai`)).body).toEqual({ status: true, ai_enabled: false });
+    const calls = w.llm.requests.length;
+    for (const m of ['one', 'two']) {
+      expect((await w.req(undefined, 'POST', `/conversations/${conv}/messages`, { message: m })).body).toEqual({ status: true, message: '', function_calls: [] });
+    }
+    expect(w.llm.requests.length).toBe(calls);
+    const history = (await w.req(a.key, 'GET', `/conversations/${conv}`)).body.history as { role: string; content: string }[];
+    expect(history.slice(-2)).toEqual([{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }]);
+    await w.req(a.key, 'POST', `/automate/conversations/${conv}/enable-ai`);
+    w.llm.enqueue({ content: 'I am back.' });
+    expect((await w.req(undefined, 'POST', `/conversations/${conv}/messages`, { message: 'three' })).body.message).toBe('I am back.');
+    // The model sees what the customer wrote while a human had the conversation.
+    expect(w.llm.requests.at(-1)!.messages.slice(-3).map((m) => m.content)).toEqual(['one', 'two', 'three']);
+  });
+});

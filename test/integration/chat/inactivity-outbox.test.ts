@@ -128,4 +128,43 @@ describe('conversation ended by inactivity', () => {
     }
     expect((await w.t.ctx.repos.outbox.list(a.id))[0]).toMatchObject({ status: 'failed', attempts: 8, lastError: 'HTTP 500' });
   });
+
+  it('the end and its event are stored together: if the event cannot be written the conversation stays active', async () => {
+    const first = await conversation();
+    const second = await conversation();
+    w.t.clock.advance(6 * MIN);
+    const spy = vi.spyOn(w.t.ctx.repos.outbox, 'enqueueSync').mockImplementationOnce(() => {
+      throw new Error('disk full');
+    });
+    // The failing one is left for the next sweep; it does not hold up the other.
+    expect(await w.chat.sweeper.sweep()).toBe(1);
+    expect([await stateOf(first.conv), await stateOf(second.conv)]).toEqual(['active', 'ended']);
+    expect(await w.t.ctx.repos.outbox.list(a.id)).toHaveLength(1);
+    spy.mockRestore();
+    expect(await w.chat.sweeper.sweep()).toBe(1);
+    expect(await stateOf(first.conv)).toBe('ended');
+    expect((await w.t.ctx.repos.outbox.list(a.id)).map((r) => JSON.parse(r.payload).data.conversation_id)).toEqual([second.conv, first.conv]);
+  });
+
+  it('generate-reply conversations end too, with customer_identifier and the merged variables', async () => {
+    const asst = await w.assistant(a.key, { conversation_inactivity_timeout: 3, conversation_ended_webhook_url: `${w.sink.url}/ended` });
+    await w.t.call(a.key, 'POST', '/user/ai/generate-reply', { assistant_id: asst.id, customer_identifier: 'crm:9', message: 'hi', variables: { a: 1 } });
+    w.t.clock.advance(MIN);
+    await w.t.call(a.key, 'POST', '/user/ai/generate-reply', { assistant_id: asst.id, customer_identifier: 'crm:9', message: 'again', variables: { b: 2 } });
+    const last = w.t.clock.now();
+    w.t.clock.advance(3 * MIN);
+    expect(await w.chat.sweeper.sweep()).toBe(1);
+    const [row] = await w.t.ctx.repos.outbox.list(a.id);
+    const data = JSON.parse(row!.payload).data;
+    expect(data).toMatchObject({
+      type: 'api',
+      reason: 'inactivity',
+      customer_identifier: 'crm:9',
+      variables: { a: 1, b: 2 },
+      last_message_at: new Date(last).toISOString(),
+      ended_at: new Date(w.t.clock.now()).toISOString(),
+    });
+    expect(data.customer).toBeUndefined();
+    expect(data.history.map((m: { content: string }) => m.content)).toEqual(['hi', 'Hello from the stand-in.', 'again', 'Hello from the stand-in.']);
+  });
 });

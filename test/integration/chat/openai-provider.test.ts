@@ -58,4 +58,24 @@ describe('OpenAiLlmProvider over the stand-in', () => {
     await expect(p.complete({ model: 'm', messages: user, signal: ac.signal })).rejects.toThrow();
     expect(s.requests).toHaveLength(1);
   });
+
+  it('a stream that goes silent is abandoned after the idle timeout, retried once, then fails', async () => {
+    const q = new OpenAiLlmProvider({ apiKey: 'sk-x', baseUrl: s.baseUrl, idleTimeoutMs: 150 });
+    s.enqueue({ content: 'abcdefghijkl', stallAfterChunks: 2 }, { content: 'fine now' });
+    const started = Date.now();
+    expect((await q.complete({ model: 'm', messages: user })).content).toBe('fine now');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(s.requests).toHaveLength(2);
+    s.enqueue({ content: 'abc', stallAfterChunks: 1 }, { content: 'abc', stallAfterChunks: 1 });
+    await expect(q.complete({ model: 'm', messages: user })).rejects.toThrow(/no data from the model for 150 ms/);
+    expect(s.requests).toHaveLength(4);
+  });
+
+  it('a server that does not answer in time is abandoned (connect timeout), retried once', async () => {
+    const q = new OpenAiLlmProvider({ apiKey: 'sk-x', baseUrl: s.baseUrl, connectTimeoutMs: 100, idleTimeoutMs: 5_000 });
+    s.enqueue({ content: 'late', delayMs: 400 }, { content: 'late again', delayMs: 400 });
+    // Had either attempt waited for the answer, it would have succeeded.
+    await expect(q.complete({ model: 'm', messages: user })).rejects.toSatisfy((e) => e instanceof ProviderError && /timed out/i.test(e.message));
+    expect(s.requests).toHaveLength(2);
+  });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chatWorld, type ChatWorld } from './helpers.ts';
+import { CalcomStandIn } from '../../support/calcom-stand-in.ts';
 
 let w: ChatWorld;
 let a: { id: number; key: string };
@@ -67,6 +68,60 @@ describe('custom tools', () => {
     expect(calls[2]!.result).toMatchObject({ error: 'The tool answered HTTP 503.', status: 503, body: { down: true } });
     expect(w.sink.received.filter((d) => d.path === '/orders')).toHaveLength(1);
     expect(res.body.message).toBe('Sorry, the order system is down.');
+    // Each error went back to the model as the tool's answer, in call order.
+    const toolMsgs = w.llm.requests.at(-1)!.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content!) as { error: string });
+    expect(toolMsgs.map((m) => m.error)).toEqual(calls.map((c) => c.result.error));
+  });
+
+  it('an endpoint slower than timeout_ms gives the model a timeout error; the turn still answers', async () => {
+    const id = await tool({ timeout_ms: 100 });
+    const asst = await w.assistant(a.key, { tool_ids: [id] });
+    w.sink.delayMs = 1_000;
+    w.llm.enqueue({ toolCalls: [{ name: 'lookup_order', arguments: { order_id: '9' } }] }, { content: 'The order system is slow, sorry.' });
+    const { res } = await converse(asst.uuid, 'order 9?');
+    expect(res.body).toEqual({
+      status: true,
+      message: 'The order system is slow, sorry.',
+      function_calls: [{ name: 'lookup_order', arguments: { order_id: '9' }, result: { error: 'The tool did not answer within 100 ms.' } }],
+    });
+    expect(w.llm.requests.at(-1)!.messages.at(-1)).toMatchObject({ role: 'tool', content: JSON.stringify({ error: 'The tool did not answer within 100 ms.' }) });
+  });
+
+  it('executed calls are kept in the history as {name, arguments, result}', async () => {
+    const id = await tool();
+    const asst = await w.assistant(a.key, { tool_ids: [id] });
+    w.sink.responder = () => ({ status: 200, body: { status: 'shipped' } });
+    w.llm.enqueue({ content: 'Checking.', toolCalls: [{ name: 'lookup_order', arguments: { order_id: '1' } }] }, { content: 'Shipped.' });
+    const { conv } = await converse(asst.uuid, 'order 1?');
+    const view = await w.req(a.key, 'GET', `/conversations/${conv}`);
+    expect(view.body.history.slice(1)).toEqual([
+      { role: 'user', content: 'order 1?' },
+      {
+        role: 'assistant',
+        content: 'Checking.\n\nShipped.',
+        function_calls: [{ name: 'lookup_order', arguments: { order_id: '1' }, result: { status: 'shipped' } }],
+      },
+    ]);
+  });
+});
+
+describe('prompt building through the API', () => {
+  it('assistant variables, overridden by conversation variables; language; llm_temperature', async () => {
+    const asst = await w.assistant(a.key, {
+      system_prompt: 'You work for {{company}} in {{city}}.',
+      variables: { company: 'Default Corp', city: 'Lyon' },
+      llm_temperature: 0.7,
+      secondary_language_ids: [2],
+    });
+    const conv = (await w.req(a.key, 'POST', '/conversations', { assistant_id: asst.uuid, type: 'test', variables: { company: 'Acme', customer_name: 'Ana' } })).body;
+    expect(conv.history).toEqual([{ role: 'assistant', content: 'Hi Ana, how can I help?' }]);
+    await w.req(undefined, 'POST', `/conversations/${conv.conversation_id}/messages`, { message: 'hi' });
+    const req = w.llm.requests.at(-1)!;
+    expect(req.temperature).toBe(0.7);
+    expect(req.messages[0]!.content).toContain('You work for Acme in Lyon.');
+    expect(req.messages[0]!.content).toContain(
+      'Respond in English (United States) (en-US). If the customer uses English (United Kingdom) (en-GB), answer in that language instead.',
+    );
   });
 });
 
@@ -105,5 +160,35 @@ describe('knowledge base and built-ins', () => {
     const again = await w.req(undefined, 'POST', `/conversations/${conv}/messages`, { message: 'wait' });
     expect(again.status).toBe(400);
     expect(again.body).toEqual({ status: false, error: expect.stringMatching(/ended/) });
+  });
+
+  it('calendar booking works in text: check_availability then book_meeting; voice-only built-ins are not offered', async () => {
+    const cal = await CalcomStandIn.start();
+    try {
+      const slot = Date.parse('2023-11-16T10:00:00Z'); // the manual clock starts on 14 Nov 2023
+      cal.freeSlots = [slot];
+      const asst = await w.assistant(a.key, {
+        tools: [
+          { type: 'calendar_booking', calendar_api_key: cal.apiKey, calendar_event_slug: 'intro', calendar_endpoint: 'custom', calendar_custom_endpoint: cal.baseUrl },
+          { type: 'call_transfer', phone_number: '+14155550199' },
+          { type: 'dtmf_input' },
+        ],
+      });
+      w.llm.enqueue(
+        { toolCalls: [{ name: 'check_availability', arguments: { start_date: '2023-11-16' } }] },
+        { toolCalls: [{ name: 'book_meeting', arguments: { start: '2023-11-16T11:00:00.000+01:00', name: 'Ana Lima', email: 'ana@example.com' } }] },
+        { content: 'Booked for Thursday at 11.' },
+      );
+      const { res } = await converse(asst.uuid, 'Can we meet Thursday?');
+      expect(w.llm.requests.at(-3)!.tools?.map((t) => t.function.name).sort()).toEqual(['book_meeting', 'check_availability']);
+      expect(res.body.message).toBe('Booked for Thursday at 11.');
+      const [check, book] = res.body.function_calls as { name: string; result: Record<string, unknown> }[];
+      expect(check).toMatchObject({ name: 'check_availability', result: { slots: ['2023-11-16T11:00:00.000+01:00'] } });
+      expect(book).toMatchObject({ name: 'book_meeting', result: { booked: true } });
+      expect(cal.bookings).toHaveLength(1);
+      expect(cal.requests.every((r) => r.headers.authorization === `Bearer ${cal.apiKey}`)).toBe(true);
+    } finally {
+      await cal.close();
+    }
   });
 });

@@ -207,6 +207,37 @@ describe('send-freeform', () => {
     expect(broke.body).toEqual({ success: false, error: expect.stringMatching(/top up/i), error_code: 'INSUFFICIENT_BALANCE' });
   });
 
+  it('when several preconditions fail, the first in the spec’s order decides', async () => {
+    await inbound('hi');
+    await w.chat.whatsapp.idle();
+    const b = await w.t.account(1);
+    // Expired session, zero balance, offline sender, and another account asking with a bad number.
+    w.t.clock.advance(25 * HOUR);
+    w.t.ctx.repos.ledger.setBalance(a.id, 0);
+    await w.t.call(a.key, 'PUT', `/user/whatsapp/senders/${senderId}`, { status: 'offline' });
+    expect((await freeform({ sender_id: senderId, recipient_phone: '12345', message: 'x' }, b.key)).body.error_code).toBe('INVALID_PHONE');
+    expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' }, b.key)).body.error_code).toBe('SENDER_NOT_FOUND');
+    expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' })).body.error_code).toBe('SENDER_OFFLINE');
+    await w.t.call(a.key, 'PUT', `/user/whatsapp/senders/${senderId}`, { status: 'online' });
+    expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' })).body.error_code).toBe('SESSION_EXPIRED');
+    await inbound('back');
+    await w.chat.whatsapp.idle();
+    expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' })).body.error_code).toBe('INSUFFICIENT_BALANCE');
+    expect(w.twilio.sent).toHaveLength(1);
+  });
+
+  it('401 without a key; session-status consumes no balance', async () => {
+    expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' }, '')).status).toBe(401);
+    expect((await w.t.call(undefined, 'GET', `/user/whatsapp/session-status?sender_id=${senderId}&recipient_phone=${encodeURIComponent(CUSTOMER)}`)).status).toBe(401);
+    const missing = await w.t.call(a.key, 'GET', '/user/whatsapp/session-status');
+    expect(missing.status).toBe(422);
+    expect(missing.body).toMatchObject({ message: expect.any(String), errors: { sender_id: expect.any(Array), recipient_phone: expect.any(Array) } });
+    const before = balanceMicros(w.t, a.id);
+    await status();
+    await status('+15005550006');
+    expect(balanceMicros(w.t, a.id)).toBe(before);
+  });
+
   it('429 {message, retry_after} past 5 sends per second', async () => {
     await inbound('hi');
     await w.chat.whatsapp.idle();
@@ -254,5 +285,124 @@ describe('delivery status callbacks', () => {
     const headers = Object.fromEntries(Object.entries(event.headers).map(([k, v]) => [k, String(v)]));
     expect(verify(secret, headers, event.body, Math.floor(w.t.clock.now() / 1000))).toBe(true);
     void assistantId;
+  });
+
+  it('delivered and failed updates are recorded and emitted (error_code only when given); unknown SIDs are ignored', async () => {
+    await inbound('hi');
+    await w.chat.whatsapp.idle();
+    const ok = await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'one' });
+    const path = `/webhooks/whatsapp/${senderId}/status`;
+    expect((await postTwilio(w.t, path, { MessageSid: ok.body.message_sid, MessageStatus: 'delivered' }, TOKEN)).status).toBe(200);
+    expect(w.t.ctx.repos.messages.get(ok.body.message_id)!.deliveryStatus).toBe('delivered');
+    expect((await postTwilio(w.t, path, { MessageSid: ok.body.message_sid, MessageStatus: 'undelivered', ErrorCode: '63016' }, TOKEN)).status).toBe(200);
+    expect((await postTwilio(w.t, path, { MessageSid: 'SMunknown', MessageStatus: 'read' }, TOKEN)).status).toBe(200);
+    const events = (await w.t.ctx.repos.outbox.list(a.id)).filter((r) => r.eventType === 'message.read_receipt').map((r) => JSON.parse(r.payload).data);
+    expect(events).toEqual([
+      { conversation_id: ok.body.conversation_id, conversation_uuid: expect.any(String), message_id: ok.body.message_id, message_sid: ok.body.message_sid, status: 'delivered', sender_id: senderId, recipient_phone: CUSTOMER },
+      { conversation_id: ok.body.conversation_id, conversation_uuid: expect.any(String), message_id: ok.body.message_id, message_sid: ok.body.message_sid, status: 'undelivered', sender_id: senderId, recipient_phone: CUSTOMER, error_code: '63016' },
+    ]);
+  });
+
+  it('read receipts go to webhook_url when the assistant’s webhook is active', async () => {
+    await w.req(a.key, 'PUT', `/user/assistant/${assistantId}`, { is_webhook_active: true, webhook_url: `${w.sink.url}/hook` });
+    await inbound('hi');
+    await w.chat.whatsapp.idle();
+    const sent = await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' });
+    await postTwilio(w.t, `/webhooks/whatsapp/${senderId}/status`, { MessageSid: sent.body.message_sid, MessageStatus: 'read' }, TOKEN);
+    await w.chat.delivery.runDue();
+    expect(w.sink.received.filter((d) => d.path === '/hook').map((d) => JSON.parse(d.body).type)).toEqual(['message.read_receipt']);
+    expect(w.sink.received.filter((d) => d.path === '/events')).toHaveLength(0);
+  });
+});
+
+describe('inbound details', () => {
+  it('a valid signature over other parameters, or for the other endpoint’s URL, is refused; repeated MessageSids are ignored', async () => {
+    const params = { From: `whatsapp:${CUSTOMER}`, Body: 'hi', MessageSid: 'SMdup' };
+    const path = `/webhooks/whatsapp/${senderId}`;
+    const sig = (await import('../../../src/chat/twilio.ts')).twilioSignature(TOKEN, `${PUBLIC_URL}/api${path}`, params);
+    const tampered = await w.t.app.inject({
+      method: 'POST',
+      url: `/api${path}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': sig },
+      payload: new URLSearchParams({ ...params, Body: 'pay me' }).toString(),
+    });
+    expect(tampered.statusCode).toBe(403);
+    expect((await postTwilio(w.t, path, params, TOKEN, `${PUBLIC_URL}/api${path}/status`)).status).toBe(403);
+    expect(await rows()).toEqual({ conversations: 0, messages: 0 });
+    w.llm.defaultResponse = { content: 'once' };
+    expect((await postTwilio(w.t, path, params, TOKEN)).status).toBe(200);
+    expect((await postTwilio(w.t, path, params, TOKEN)).status).toBe(200);
+    await w.chat.whatsapp.idle();
+    expect(await rows()).toEqual({ conversations: 1, messages: 2 });
+    expect(w.twilio.sent).toHaveLength(1);
+  });
+
+  it('messages arriving together land in one conversation, and a retried one is stored once', async () => {
+    const sender = (await w.t.ctx.repos.whatsappSenders.getById(senderId))!;
+    const form = (i: number) => ({ From: `whatsapp:${CUSTOMER}`, Body: `m${i}`, MessageSid: `SMburst${i}`, ProfileName: 'Jonas' });
+    await Promise.all([1, 2, 3, 3].map((i) => w.chat.whatsapp.inbound(sender, form(i))));
+    await w.chat.whatsapp.idle();
+    const convs = await w.t.ctx.store.db.selectFrom('conversations').select('id').execute();
+    expect(convs).toHaveLength(1);
+    const texts = w.t.ctx.repos.messages.list(convs[0]!.id).filter((m) => m.role === 'user').map((m) => m.content);
+    expect(texts.sort()).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('an offline sender records the message but sends no AI reply', async () => {
+    await w.req(a.key, 'PUT', `/user/whatsapp/senders/${senderId}`, { status: 'offline' });
+    expect((await inbound('anyone?')).status).toBe(200);
+    await w.chat.whatsapp.idle();
+    expect(w.llm.requests).toHaveLength(0);
+    expect(w.twilio.sent).toHaveLength(0);
+    expect((await status()).body.session_status.is_open).toBe(true);
+  });
+
+  it('an AI reply the balance cannot cover is not generated', async () => {
+    w.t.ctx.repos.ledger.setBalance(a.id, 4_000);
+    await inbound('hi');
+    await w.chat.whatsapp.idle();
+    expect(w.llm.requests).toHaveLength(0);
+    expect(w.twilio.sent).toHaveLength(0);
+    expect(balanceMicros(w.t, a.id)).toBe(4_000);
+  });
+});
+
+describe('WhatsApp conversations and inactivity', () => {
+  const MIN = 60_000;
+
+  it('ends after the timeout with the customer in the event; without retrigger later messages get no AI reply', async () => {
+    await w.req(a.key, 'PUT', `/user/assistant/${assistantId}`, { conversation_inactivity_timeout: 10 });
+    await inbound('hi');
+    await w.chat.whatsapp.idle();
+    w.t.clock.advance(11 * MIN);
+    expect(await w.chat.sweeper.sweep()).toBe(1);
+    const [ended] = (await w.t.ctx.repos.outbox.list(a.id)).filter((r) => r.eventType === 'conversation.ended');
+    expect(JSON.parse(ended!.payload).data).toMatchObject({
+      type: 'whatsapp',
+      reason: 'inactivity',
+      customer: { name: 'Jonas', phone: CUSTOMER },
+      history: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello from the stand-in.' }],
+    });
+    const requests = w.llm.requests.length;
+    await inbound('me again');
+    await w.chat.whatsapp.idle();
+    expect(w.llm.requests.length).toBe(requests);
+    expect(w.twilio.sent).toHaveLength(1);
+    // The customer wrote, so a human may still answer within the window.
+    expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'a human' })).status).toBe(200);
+  });
+
+  it('with retrigger a customer message reopens the conversation and the AI answers', async () => {
+    await w.req(a.key, 'PUT', `/user/assistant/${assistantId}`, { conversation_inactivity_timeout: 10, conversation_ended_retrigger: true });
+    await inbound('hi');
+    await w.chat.whatsapp.idle();
+    w.t.clock.advance(11 * MIN);
+    expect(await w.chat.sweeper.sweep()).toBe(1);
+    w.llm.enqueue({ content: 'Welcome back!' });
+    await inbound('me again');
+    await w.chat.whatsapp.idle();
+    expect(w.twilio.sent.at(-1)!.Body).toBe('Welcome back!');
+    const conv = (await status()).body.conversation_id as number;
+    expect((await w.t.ctx.repos.conversations.getById(conv))!.status).toBe('active');
   });
 });

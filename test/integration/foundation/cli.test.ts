@@ -47,6 +47,11 @@ describe('switchboard CLI', { timeout: 90_000 }, () => {
     expect((await cli('accounts', 'balance', '--account', id, '--set', '10')).out.balance).toBe(10);
     expect((await cli('accounts', 'balance', '--account', id, '--add', '0.01')).out.balance).toBe(10.01);
     expect((await cli('accounts', 'balance', '--account', id, '--set', '0.3')).out.balance).toBe(0.3);
+    const store = openStore(dataDir);
+    const rows = store.sqlite.prepare('SELECT reason, reference FROM ledger WHERE account_id = ?').all(Number(id));
+    await store.close();
+    expect(rows).toHaveLength(3);
+    for (const row of rows as { reason: string; reference: string }[]) expect(row.reference).toBe('operator:cli');
   });
 
   it('creates and revokes keys', async () => {

@@ -89,4 +89,59 @@ describe('Agent.runTurn', () => {
     expect(res.reply).toBe('ok');
     expect(backup.requests[0]!.model).toBe('m2');
   });
+
+  it('fills {{variables}} from the assistant, then the conversation or call (which win); language; temperature', async () => {
+    const llm = new FakeLlm(() => answer('ok'));
+    const d = { ...deps({ 1: llm }), languageName: (id: number) => ({ 1: 'English (en-US)', 2: 'German (de-DE)' })[id] };
+    await new Agent(d).runTurn({
+      assistant: assistant({
+        system_prompt: 'Agent of {{company}} for {{customer_name}}, tone {{tone}}, ref {{missing}}.',
+        variables: { company: 'Acme', tone: 'calm', customer_name: 'nobody' },
+        language_id: 1,
+        secondary_language_ids: [2],
+        llm_temperature: 0.65,
+      }),
+      history: [{ role: 'user', content: 'hi' }],
+      variables: { customer_name: 'Ana', tone: 'warm' },
+      channel: 'voice',
+    });
+    const req = llm.requests[0]!;
+    const system = req.messages[0]!;
+    expect(system.role).toBe('system');
+    expect(system.content).toContain('Agent of Acme for Ana, tone warm, ref {{missing}}.');
+    expect(system.content).toContain('Respond in English (en-US). If the customer uses German (de-DE), answer in that language instead.');
+    expect(req.temperature).toBe(0.65);
+    expect(req.model).toBe('m1');
+  });
+
+  it('knowledge base: prompt mode puts passages for the last customer message in the prompt; function_call mode offers search', async () => {
+    const searches: string[] = [];
+    const kbDeps = (llm: LlmProvider): AgentDeps => ({
+      ...deps({ 1: llm }),
+      searchKnowledge: async (_acct, _kb, query) => {
+        searches.push(query);
+        return [{ title: 'Hours', content: 'Open 9 to 5.' }];
+      },
+    });
+    const promptLlm = new FakeLlm(() => answer('9 to 5'));
+    await new Agent(kbDeps(promptLlm)).runTurn({
+      assistant: assistant({ knowledgebase_id: 3, knowledgebase_mode: 'prompt' }),
+      history: [{ role: 'user', content: 'old question' }, { role: 'assistant', content: 'a' }, { role: 'user', content: 'when are you open?' }],
+    });
+    expect(searches).toEqual(['when are you open?']);
+    expect(promptLlm.requests[0]!.messages[0]!.content).toContain('[1] Hours\nOpen 9 to 5.');
+    expect(promptLlm.requests[0]!.tools).toBeUndefined();
+
+    const fnLlm = new FakeLlm((req) => (req.messages.some((m) => m.role === 'tool') ? answer('9 to 5') : call('search_knowledge_base', { query: 'opening hours' })));
+    const res = await new Agent(kbDeps(fnLlm)).runTurn({
+      assistant: assistant({ knowledgebase_id: 3, knowledgebase_mode: 'function_call' }),
+      history: [{ role: 'user', content: 'when are you open?' }],
+    });
+    expect(fnLlm.requests[0]!.tools?.map((t) => t.name)).toEqual(['search_knowledge_base']);
+    expect(fnLlm.requests[0]!.messages[0]!.content).not.toContain('Open 9 to 5.');
+    expect(searches.at(-1)).toBe('opening hours');
+    expect(res.functionCalls).toEqual([
+      { name: 'search_knowledge_base', arguments: { query: 'opening hours' }, result: { passages: [{ title: 'Hours', content: 'Open 9 to 5.' }] } },
+    ]);
+  });
 });

@@ -1,8 +1,12 @@
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(1).max(65535);
+/** An IP address or a DNS name (RFC 1123 labels); no scheme, port or path. */
+const HOSTNAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const host = z.string().refine((h) => net.isIP(h) !== 0 || HOSTNAME.test(h), 'must be an IP address or a host name');
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
 
 function defaultPublicHost(): string {
@@ -17,11 +21,11 @@ function defaultPublicHost(): string {
 const schema = z
   .object({
     SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
-    HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+    HTTP_HOST: host.default('0.0.0.0'),
     HTTP_PORT: port.default(8080),
-    SIP_HOST: z.string().min(1).default('0.0.0.0'),
+    SIP_HOST: host.default('0.0.0.0'),
     SIP_PORT: port.default(5060),
-    SIP_PUBLIC_HOST: z.string().min(1).optional(),
+    SIP_PUBLIC_HOST: host.optional(),
     RTP_PORT_MIN: port.default(20000),
     RTP_PORT_MAX: port.default(29999),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

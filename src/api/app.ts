@@ -16,10 +16,14 @@ export interface BuiltApp {
   app: FastifyInstance;
   api: Api;
   metrics: Metrics;
+  /** Every route fastify serves (method and full URL, HEAD excluded): what the OpenAPI test checks. */
+  served: Array<{ method: string; url: string }>;
 }
 
 export interface AppOptions {
   limiter?: RateLimiter;
+  /** A registry built beforehand, so the call engine's histograms are served on /metrics too. */
+  metrics?: Metrics;
 }
 
 /** Builds the REST app: auth, limits, error shapes, every route, OpenAPI, health and metrics. */
@@ -33,9 +37,13 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     },
     ajv: { customOptions: { coerceTypes: false } },
   });
-  const metrics = createMetrics();
+  const metrics = opts.metrics ?? createMetrics();
   const limiter = opts.limiter ?? new MemoryRateLimiter(API_WINDOWS);
   const api = new Api(app, API_PREFIX);
+  const served: BuiltApp['served'] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') served.push({ method, url: route.url });
+  });
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -68,5 +76,5 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.get(`${API_PREFIX}/openapi.json`, async () =>
     openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` }),
   );
-  return { app, api, metrics };
+  return { app, api, metrics, served };
 }

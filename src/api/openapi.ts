@@ -10,6 +10,17 @@ function schemaOf(type: z.ZodType | undefined): Record<string, unknown> | undefi
   }
 }
 
+/** The success answer and the failures every route of its kind can give (bodies per the spec's Errors table). */
+function responses(r: Api['routes'][number]): Record<string, { description: string }> {
+  const out: Record<string, { description: string }> = { [String(r.status)]: { description: 'Success' } };
+  if (r.body) out['400'] = { description: 'The body is not valid JSON' };
+  if (r.params) out['404'] = { description: 'Not found (another account’s resource looks the same)' };
+  if (r.body || r.params || r.query) out['422'] = { description: 'Validation failure: {message, errors: {field: [..]}}' };
+  if (r.auth === 'required') out['401'] = { description: 'Missing or invalid API key' };
+  if (r.auth !== 'none') out['429'] = { description: 'Rate limit exceeded: {message, retry_after}' };
+  return out;
+}
+
 /** The OpenAPI 3.1 document, generated from the same zod schemas that validate requests. */
 export function openApiDocument(api: Api, info: { title: string; version: string; serverUrl: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -26,7 +37,7 @@ export function openApiDocument(api: Api, info: { title: string; version: string
       summary: r.summary,
       tags: r.tags,
       parameters,
-      responses: { [String(r.status)]: { description: 'Success' } },
+      responses: responses(r),
     };
     if (r.auth === 'required') op.security = [{ bearer: [] }];
     if (r.auth === 'optional') op.security = [{}, { bearer: [] }];

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { parseWith } from './validation.ts';
+import { ValidationError } from '../util/errors.ts';
 
 /**
  * The spec fixes an error body shape per endpoint group; a route names its style and the one
@@ -97,6 +98,10 @@ export class Api {
         // Params before body: a bad id is a 404-style problem the body cannot fix.
         const params = def.params ? parseWith(def.params, request.params) : (request.params as z.output<P>);
         const query = def.query ? parseWith(def.query, request.query) : (request.query as z.output<Q>);
+        // The form parser exists for the provider webhook (`consumes`); a JSON route takes JSON only.
+        if (def.body && !def.consumes && request.body !== undefined && mediaType(request) !== 'application/json') {
+          throw new ValidationError({ body: ['The request body must be JSON (Content-Type: application/json).'] });
+        }
         const body = def.body ? parseWith(def.body, request.body ?? {}) : (request.body as z.output<B>);
         const result = await def.handler({ body, query, params, accountId: request.accountId, request, reply });
         if (reply.sent) return reply;
@@ -104,6 +109,10 @@ export class Api {
       },
     });
   }
+}
+
+function mediaType(request: FastifyRequest): string {
+  return String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
 /** A numeric path id; anything else is not a resource this account has. */

@@ -142,6 +142,19 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     },
   });
   api.route({
+    method: 'DELETE',
+    url: '/user/campaigns/:id',
+    summary: 'Delete a campaign and its leads (stop it first if it is in progress)',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      const result = await ctx.repos.campaigns.delete(accountId, params.id);
+      if (result === 'missing') throw new NotFoundError('Campaign');
+      if (result === 'running') throw new ConflictError('The campaign is in progress; stop it before deleting it.');
+      return { message: 'Campaign deleted successfully' };
+    },
+  });
+  api.route({
     method: 'POST',
     url: '/user/campaigns/:id/leads',
     summary: `Add up to ${MAX_LEADS_PER_REQUEST} leads (numbers already in the campaign are skipped)`,

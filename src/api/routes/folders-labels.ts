@@ -11,7 +11,7 @@ function present(n: Named) {
   return { id: n.id, name: n.name, created_at: iso(n.createdAt) };
 }
 
-/** Folders and labels: the same three operations over two tables. */
+/** Folders and labels: the same four operations over two tables. */
 export function registerFolderLabelRoutes(api: Api, ctx: AppContext): void {
   const groups: Array<{ path: string; what: string; tag: string; repo: () => NamedRepo }> = [
     { path: '/user/folders', what: 'Folder', tag: 'Folders', repo: () => ctx.repos.folders },
@@ -37,6 +37,18 @@ export function registerFolderLabelRoutes(api: Api, ctx: AppContext): void {
       tags: [g.tag],
       async handler({ accountId }) {
         return (await g.repo().list(accountId)).map(present);
+      },
+    });
+    api.route({
+      method: 'GET',
+      url: `${g.path}/:id`,
+      summary: `Get a ${g.what.toLowerCase()}`,
+      tags: [g.tag],
+      params: idParams,
+      async handler({ params, accountId }) {
+        const found = await g.repo().get(accountId, params.id);
+        if (!found) throw new NotFoundError(g.what);
+        return present(found);
       },
     });
     api.route({

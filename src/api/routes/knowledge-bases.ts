@@ -17,6 +17,8 @@ const createBody = z.object({
   description: z.string().max(1000).nullish(),
 });
 
+const documentParams = z.object({ id: idParams.shape.id, document_id: idParams.shape.id });
+
 const documentBody = z.object({
   title: z.string().trim().min(1).max(255),
   content: z.string().min(1).max(MAX_CONTENT_CHARS),
@@ -99,6 +101,31 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
       const kb = await own(accountId, params.id);
       const doc = await ctx.repos.knowledgeBases.addDocument(accountId, kb.id, body.title, body.content);
       return { message: 'Document added successfully', data: presentDoc(doc) };
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/knowledge-bases/:id/documents/:document_id',
+    summary: 'Get a document with its content',
+    tags,
+    params: documentParams,
+    async handler({ params, accountId }) {
+      const kb = await own(accountId, params.id);
+      const doc = await ctx.repos.knowledgeBases.getDocument(accountId, kb.id, params.document_id);
+      if (!doc) throw new NotFoundError('Document');
+      return { ...presentDoc(doc), content: doc.content };
+    },
+  });
+  api.route({
+    method: 'DELETE',
+    url: '/user/knowledge-bases/:id/documents/:document_id',
+    summary: 'Delete a document from a knowledge base',
+    tags,
+    params: documentParams,
+    async handler({ params, accountId }) {
+      const kb = await own(accountId, params.id);
+      if (!(await ctx.repos.knowledgeBases.deleteDocument(accountId, kb.id, params.document_id))) throw new NotFoundError('Document');
+      return { message: 'Document deleted successfully' };
     },
   });
 }

@@ -54,6 +54,18 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     },
   });
   api.route({
+    method: 'GET',
+    url: '/user/phone-numbers/:id',
+    summary: 'Get a phone number',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      const number = await ctx.repos.phoneNumbers.get(accountId, params.id);
+      if (!number) throw new NotFoundError('Phone number');
+      return presentPhoneNumber(number);
+    },
+  });
+  api.route({
     method: 'DELETE',
     url: '/user/phone-numbers/:id',
     summary: 'Delete a caller-ID number',

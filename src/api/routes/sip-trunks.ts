@@ -105,6 +105,12 @@ export function presentTrunk(t: SipTrunk) {
   };
 }
 
+/** An error's message with the trunk's password blanked: a provisioner may quote its input. */
+function scrub(err: unknown, password: string): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return password ? message.split(password).join('[redacted]') : message;
+}
+
 const DUPLICATE = 'A SIP trunk with this phone number, username and address already exists.';
 
 export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
@@ -125,18 +131,18 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
       try {
         ids = await registry.provision(specOf({ ...input, id: null }, input.sipPassword));
       } catch (err) {
-        // Only the message: the error of a provisioner might quote its input.
-        ctx.logger.error({ accountId, err: (err as Error).message }, 'SIP trunk provisioning failed');
+        // Only the message, password blanked: the error of a provisioner might quote its input.
+        ctx.logger.error({ accountId, err: scrub(err, input.sipPassword) }, 'SIP trunk provisioning failed');
         throw new AppError('Failed to provision the SIP trunk. Nothing was saved; please try again.', 500, 'SIP_TRUNK_PROVISIONING_FAILED');
       }
       let trunk: SipTrunk;
       try {
         trunk = await ctx.repos.sipTrunks.create(input, ids);
       } catch (err) {
-        await registry.deprovision(ids).catch((e: unknown) => ctx.logger.error({ ids, err: (e as Error).message }, 'SIP trunk rollback failed'));
+        await registry.deprovision(ids).catch((e: unknown) => ctx.logger.error({ ids, err: scrub(e, input.sipPassword) }, 'SIP trunk rollback failed'));
         // A concurrent create of the same trunk passed the check above and lost at the index.
         if (isUniqueViolation(err)) throw new ConflictError(DUPLICATE);
-        ctx.logger.error({ accountId, err: (err as Error).message }, 'saving SIP trunk failed');
+        ctx.logger.error({ accountId, err: scrub(err, input.sipPassword) }, 'saving SIP trunk failed');
         throw new AppError('Failed to save the SIP trunk.', 500, 'SIP_TRUNK_SAVE_FAILED');
       }
       registry.attach(ids.inboundTrunkId, trunk.id);

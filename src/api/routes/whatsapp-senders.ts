@@ -133,4 +133,15 @@ export function registerWhatsappSenderRoutes(api: Api, ctx: AppContext): void {
       return { message: 'WhatsApp sender updated successfully', data: presentSender(sender) };
     },
   });
+  api.route({
+    method: 'DELETE',
+    url: '/user/whatsapp/senders/:id',
+    summary: 'Delete a WhatsApp sender (its conversations stay as history)',
+    tags,
+    params: idParams,
+    async handler({ params, accountId }) {
+      if (!(await ctx.repos.whatsappSenders.delete(accountId, params.id))) throw new NotFoundError('WhatsApp sender');
+      return { message: 'WhatsApp sender deleted successfully' };
+    },
+  });
 }

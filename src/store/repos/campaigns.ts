@@ -96,6 +96,21 @@ export class CampaignsRepo {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  /**
+   * Deletes the account's campaign with its leads, unless it is in progress (the dialer is using
+   * it; stop it first). Call records keep their campaign id as history.
+   */
+  async delete(accountId: number, id: number): Promise<'deleted' | 'missing' | 'running'> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('campaigns').select('status').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      if (!row) return 'missing';
+      if (row.status === 'in-progress') return 'running';
+      await trx.deleteFrom('leads').where('campaign_id', '=', id).execute();
+      await trx.deleteFrom('campaigns').where('account_id', '=', accountId).where('id', '=', id).where('status', '!=', 'in-progress').execute();
+      return 'deleted';
+    });
+  }
+
   /** Whether a running campaign calls from this phone number (it must not vanish under it). */
   async inProgressUsingNumber(accountId: number, phoneNumberId: number): Promise<boolean> {
     const row = await this.store.db

@@ -133,6 +133,29 @@ export class KnowledgeBasesRepo {
     return rows.map((r) => ({ id: r.id, knowledgeBaseId: r.knowledge_base_id, title: r.title, length: Number(r.length), createdAt: r.created_at }));
   }
 
+  /** One document with its content, or undefined (missing, another base's or another account's). */
+  async getDocument(accountId: number, knowledgeBaseId: number, id: number): Promise<KbDocument | undefined> {
+    const r = await this.store.db
+      .selectFrom('kb_documents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('knowledge_base_id', '=', knowledgeBaseId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r && { id: r.id, knowledgeBaseId: r.knowledge_base_id, title: r.title, content: r.content, length: r.content.length, createdAt: r.created_at };
+  }
+
+  /** Deletes one document (the FTS delete trigger drops it from search); false when there is none. */
+  async deleteDocument(accountId: number, knowledgeBaseId: number, id: number): Promise<boolean> {
+    const res = await this.store.db
+      .deleteFrom('kb_documents')
+      .where('account_id', '=', accountId)
+      .where('knowledge_base_id', '=', knowledgeBaseId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
   /** Full documents, for the `prompt` knowledge mode that puts the knowledge into the prompt. */
   async documents(accountId: number, knowledgeBaseId: number): Promise<KbDocument[]> {
     const rows = await this.store.db

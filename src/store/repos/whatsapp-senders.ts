@@ -94,6 +94,15 @@ export class WhatsappSendersRepo {
     return row && this.toSender(row);
   }
 
+  /**
+   * Deletes the account's sender; false when there is none. Its conversations stay as history
+   * (they show no sender once it is gone); its webhook then answers like an unknown sender's.
+   */
+  async delete(accountId: number, id: number): Promise<boolean> {
+    const res = await this.store.db.deleteFrom('whatsapp_senders').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
   /** By id alone: the provider webhook knows the sender, not the account. */
   async getById(id: number): Promise<WhatsappSender | undefined> {
     const row = await this.store.db.selectFrom('whatsapp_senders').selectAll().where('id', '=', id).executeTakeFirst();

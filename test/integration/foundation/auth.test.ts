@@ -28,6 +28,13 @@ describe('authentication', () => {
     expect((await t.call(key, 'GET', '/user/folders')).status).toBe(401);
   });
 
+  it('looks a key up by its SHA-256 through the unique index (a search, never a scan or a string compare)', async () => {
+    const plan = t.ctx.store.sqlite
+      .prepare('EXPLAIN QUERY PLAN SELECT account_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL')
+      .all('x') as Array<{ detail: string }>;
+    expect(plan.map((p) => p.detail).join(' ')).toMatch(/SEARCH api_keys USING INDEX/);
+  });
+
   it('never accepts a key in the query string', async () => {
     const { key } = await t.account();
     const res = await t.call(undefined, 'GET', `/user/folders?api_key=${key}`);

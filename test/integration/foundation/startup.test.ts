@@ -1,9 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -28,7 +31,7 @@ afterAll(() => {
 });
 
 describe('npm start', () => {
-  it('serves /healthz and stops cleanly on SIGTERM', async () => {
+  it('serves /healthz, takes a CLI-made key for the API, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
     child = spawn('npm', ['start', '--silent'], {
       env: {
@@ -57,6 +60,31 @@ describe('npm start', () => {
     expect(health).toEqual({ status: 'ok' });
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('process_cpu_user_seconds_total');
+
+    // The README's newcomer path: an account from the CLI while the engine runs, then the API.
+    const { stdout } = await exec(process.execPath, [path.resolve('bin/switchboard.js'), 'accounts', 'create', '--name', 'Newcomer', '--balance', '5'], {
+      env: { ...process.env, SWITCHBOARD_DATA_DIR: dataDir },
+    });
+    const { api_key: key } = JSON.parse(stdout) as { api_key: string };
+    const base = `http://127.0.0.1:${port}/api`;
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const list = await fetch(`${base}/user/assistants`, { headers: auth });
+    expect(list.status).toBe(200);
+    expect(list.headers.get('x-ratelimit-limit')).toBe('20');
+    expect(await list.json()).toEqual({ assistants: [] });
+    const created = await fetch(`${base}/user/assistant`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        name: 'Front desk', voice_id: 151, language_id: 1, type: 'inbound', mode: 'pipeline', timezone: 'Europe/Paris',
+        initial_message: 'Hello!', system_prompt: 'Be brief.', llm_model_id: 1,
+      }),
+    });
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { data: { status: string } }).data.status).toBe('inactive');
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string };
+    expect(doc.openapi).toBe('3.1.0');
+
     const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
     // npm forwards SIGTERM to the engine, which drains and exits; npm then re-raises the signal.
     child.kill('SIGTERM');

@@ -22,6 +22,12 @@ describe('configuration', () => {
     ['OPENAI_BASE_URL', 'not a url'],
     ['TWILIO_BASE_URL', 'ftp://example.com'],
     ['SWITCHBOARD_PUBLIC_URL', 'nope'],
+    ['HTTP_HOST', 'http://0.0.0.0'],
+    ['SIP_HOST', '10.0.0.1:5060'],
+    ['SIP_PUBLIC_HOST', 'my host'],
+    ['DEEPGRAM_BASE_URL', 'nope'],
+    ['RTP_PORT_MAX', '65536'],
+    ['SIP_PORT', '5060.5'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -30,6 +36,11 @@ describe('configuration', () => {
   it('rejects an empty or inverted RTP range', () => {
     expect(() => loadConfig({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).toThrow('RTP_PORT_MAX');
     expect(() => loadConfig({ RTP_PORT_MIN: '20000', RTP_PORT_MAX: '20001' })).toThrow('RTP_PORT_MIN');
+  });
+
+  it('accepts IPv4, IPv6 and host names for the host variables', () => {
+    const c = loadConfig({ HTTP_HOST: '::1', SIP_HOST: '127.0.0.1', SIP_PUBLIC_HOST: 'sip.example.com' });
+    expect([c.http.host, c.sip.host, c.sip.publicHost]).toEqual(['::1', '127.0.0.1', 'sip.example.com']);
   });
 
   it('treats empty variables as unset', () => {

@@ -1,0 +1,39 @@
+/**
+ * What one realtime call needs from outside, all injected: the clock, the model connection
+ * details, the session already built from the assistant, the tools, and the voices. Built by
+ * `runRealtime` (index.ts) from the engine context; tests build it around the stand-in.
+ */
+import type { AgentTool } from '../../agent/types.ts';
+import type { RealtimeProvider, RealtimeSessionConfig } from '../../providers/realtime/realtime.ts';
+import type { Clock } from '../../util/clock.ts';
+import type { EngineLogger } from '../cascade/deps.ts';
+import type { WorkTracker } from '../cascade/work.ts';
+import type { FallbackAgent } from './function-calls.ts';
+import type { RealtimeTimelineListener } from './timeline.ts';
+import type { TtsVoice } from './tts-utterance.ts';
+
+export interface RealtimeDeps {
+  clock: Clock;
+  provider: RealtimeProvider;
+  model: string;
+  apiKey: string;
+  baseUrl?: string;
+  /** Built by `sessionConfig` (settings.ts): instructions, voice, turn detection, tools. */
+  session: RealtimeSessionConfig;
+  /** The functions offered in `session.tools`, by name. */
+  tools: ReadonlyMap<string, AgentTool>;
+  /** dualplex: the assistant's TTS voice (synthesizer, speech_speed...). */
+  voice?: TtsVoice;
+  /** Speaks the apology when the model is gone (the offline Flite voice). */
+  fallbackVoice?: TtsVoice;
+  /** Text agent for chat_llm_fallback_id (tool-heavy turns). */
+  fallbackAgent?: FallbackAgent;
+  /** Voice built-ins handed to the fallback agent (it builds custom/KB tools itself). */
+  fallbackExtraTools?: AgentTool[];
+  /** Connection attempts per (re)connect; default 2. */
+  connectAttempts?: number;
+  work?: WorkTracker;
+  logger?: EngineLogger;
+  leadFrames?: number;
+  onEvent?: RealtimeTimelineListener;
+}

@@ -11,11 +11,17 @@ import { buildApp } from './api/app.ts';
 import { SipServer } from './sip/server.ts';
 import type { AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
+import { wireCampaigns } from './campaigns/wiring.ts';
+import { createMetrics } from './api/metrics.ts';
+import { EventPublisher } from './webhooks/events.ts';
+import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 
 export interface Engine {
   ctx: AppContext;
   httpUrl: string;
   sip: SipServer;
+  /** The AI side of calls: the engine context, post-call deps and sweeper (tests and benches look in). */
+  calls: CallWiring;
   /** Drains live calls (hung up after `graceMs`), then stops SIP, HTTP and the store. */
   close(graceMs?: number): Promise<void>;
 }
@@ -44,21 +50,43 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
+  // One /metrics registry for the API and the call engine's per-turn latency histograms.
+  const metrics = createMetrics();
+  // Built here (not only on first request) because calls share its agent and webhook delivery.
+  const chat = chatServices(ctx);
+  let calls: CallWiring;
   let sip: SipServer;
   try {
-    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock });
+    calls = await wireCalls({
+      ctx,
+      llm: chat.llm,
+      agent: chat.agent,
+      events: new EventPublisher(ctx.repos.outbox, clock, () => chat.delivery.kick()),
+      metricsRegistry: metrics.registry,
+    });
   } catch (err) {
     await store.close();
     throw err;
   }
+  try {
+    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine });
+  } catch (err) {
+    await calls.close();
+    await store.close();
+    throw err;
+  }
   ctx.dialer = sip.dialer;
-  const { app } = await buildApp(ctx);
+  // Campaigns dial through the same outbound dialer; update-status starts and stops them.
+  const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
+  ctx.campaignRunner = campaigns.dialer;
+  const { app } = await buildApp(ctx, { metrics });
   try {
     await app.listen({ host: config.http.host, port: config.http.port });
   } catch (err) {
     // A busy HTTP port must not leave SIP sockets (and the process) running.
     await sip.close(0);
     await app.close();
+    await calls.close();
     await store.close();
     throw err;
   }
@@ -66,19 +94,26 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   const httpUrl = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${addr.port}`;
   logger.info({ httpUrl }, 'switchboard started');
   // Webhook outbox delivery and chat inactivity sweeps; both resume from the store after a restart.
-  const chat = chatServices(ctx);
   chat.start();
+  // Calls a previous run left open or unfinished: closed and finished before new ones matter.
+  await calls.start();
+  // After a restart: campaigns left in progress carry on, without calling a lead twice.
+  await campaigns.start().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'campaigns could not be resumed'));
 
   let closing: Promise<void> | undefined;
   return {
     ctx,
     httpUrl,
     sip,
+    calls,
     close(graceMs = DRAIN_GRACE_MS) {
       closing ??= (async () => {
         // Calls first: they may still write their records to the store.
+        // No new campaign call while draining; in-progress campaigns resume on the next start.
+        await campaigns.close();
         await sip.close(graceMs);
         await app.close();
+        await calls.close();
         await chat.stop();
         await store.close();
       })();

@@ -25,8 +25,12 @@ export interface CallLimits {
   diagnosticsMaxMs: number;
 }
 
-/** The AI side of a call (the session issue plugs in here); resolves when it is done talking. */
-export type CallEngine = (session: CallSession, assistant: AssistantRecord) => Promise<void>;
+/**
+ * The AI side of a call (src/call/wiring plugs in here); resolves when it is done talking.
+ * `callVariables` are the call's own (POST /user/calls, a campaign lead), merged over the
+ * assistant's.
+ */
+export type CallEngine = (session: CallSession, assistant: AssistantRecord, callVariables?: Record<string, unknown>) => Promise<void>;
 
 export interface CallEnv {
   repos: Repos;
@@ -45,7 +49,16 @@ export interface CallEnv {
   engine?: CallEngine;
 }
 
+/**
+ * With an engine, max_duration is the engine's rule: it says goodbye at that moment and hangs up
+ * when the goodbye ends (at most rules.ts' 10 s grace later). The session's hard limit is then a
+ * backstop a little past that, so it never cuts the goodbye off.
+ */
+export const ENGINE_GOODBYE_BACKSTOP_MS = 15_000;
+
 export function maxDurationMs(env: CallEnv, assistant: AssistantRecord | undefined): number {
-  const configured = assistant ? (assistant.config.max_duration ?? 600) * 1000 : env.limits.diagnosticsMaxMs;
+  const configured = assistant
+    ? (assistant.config.max_duration ?? 600) * 1000 + (env.engine ? ENGINE_GOODBYE_BACKSTOP_MS : 0)
+    : env.limits.diagnosticsMaxMs;
   return Math.min(configured, env.limits.maxCallMs ?? Infinity);
 }

@@ -130,6 +130,11 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.media.stats();
   }
 
+  /** The confirmed dialog (REFER and other in-dialog requests of call control); undefined while ringing. */
+  get sipDialog(): Dialog | undefined {
+    return this.dialog;
+  }
+
   /** The dialog is confirmed and media negotiated: start media, arm the hard limit. */
   answered(dialog: Dialog, negotiated: NegotiatedMedia, local: LocalMedia, sdp: SdpSession): void {
     if (this.state !== 'ringing') {

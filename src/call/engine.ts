@@ -4,6 +4,7 @@
  * for tests and replays). `startEngine` is the one function the call layer calls to run the
  * pipeline engine for an answered call.
  */
+import type { AgentTool } from '../agent/types.ts';
 import type { AudioFrame } from '../audio/frame.ts';
 import type { AmbientLibrary } from '../audio/ambient.ts';
 import type { Catalog } from '../catalog/catalog.ts';
@@ -94,11 +95,14 @@ export async function startEngine(
   ctx: EngineContext,
   callVariables?: Record<string, unknown>,
   signal?: AbortSignal,
+  control?: { media: CallMedia; voiceTools: AgentTool[] },
 ): Promise<CascadeResult> {
   if (assistant.mode !== 'pipeline') throw new EngineSetupError(`assistant ${assistant.id} is ${assistant.mode}, not pipeline`);
   // The session's inbound ends when the call does (either side): that is the engine's stop
-  // signal. The AbortSignal is for the owner to stop it early (drain on shutdown).
-  const media: CallMedia = session;
+  // signal. The AbortSignal is for the owner to stop it early (drain on shutdown). Under call
+  // control (src/call/control) the engine gets the conductor's view of the session instead,
+  // which can end without a BYE (transfer, assistant swap), and the call's voice tools.
+  const media: CallMedia = control?.media ?? session;
   const deps: CascadeDeps = {
     clock: ctx.clock,
     logger: ctx.logger,
@@ -109,6 +113,7 @@ export async function startEngine(
     ...(ctx.ambient ? { ambient: ctx.ambient } : {}),
     ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
     ...(ctx.fallbackVoice ? { fallbackVoice: ctx.fallbackVoice } : {}),
+    ...(control ? { voiceTools: control.voiceTools } : {}),
     ...(ctx.dataDir && assistant.config.record ? { recordingPath: recordingPath(ctx.dataDir, session.uuid) } : {}),
   };
   return runCascade(media, deps, assistant, callVariables, signal ?? new AbortController().signal);

@@ -31,6 +31,9 @@ export interface PlaceCallInput {
   /** E.164. */
   to: string;
   variables?: Record<string, unknown>;
+  /** Campaign calls: written on the record so a restarted dialer can tell what became of a lead. */
+  campaignId?: number;
+  leadId?: number;
 }
 
 /** What the REST layer sees of the dialer (ctx.dialer). */
@@ -67,6 +70,8 @@ export class OutboundDialer implements OutboundCallPlacer {
       sipTrunkId: spec.id,
       status: 'queued',
       variables: input.variables ?? null,
+      ...(input.campaignId !== undefined ? { campaignId: input.campaignId } : {}),
+      ...(input.leadId !== undefined ? { leadId: input.leadId } : {}),
     });
     const session = new CallSession({
       recordId: record.id,
@@ -149,7 +154,7 @@ export class OutboundDialer implements OutboundCallPlacer {
     session.answered(dialog, negotiated, local, offer.session);
     if (!env.engine) return; // no engine yet: the call stays up until hang-up or max_duration
     try {
-      await env.engine(session, input.assistant);
+      await env.engine(session, input.assistant, input.variables);
       if ((session.state as CallState) === 'active') await session.close('local-hangup');
     } catch (err) {
       env.logger.error({ call: session.uuid, err: (err as Error).message }, 'call engine failed');

@@ -44,6 +44,11 @@ export interface DialogEvents {
   info: (req: SipRequest) => void;
   /** The ACK for our 2xx arrived (UAS). */
   confirmed: () => void;
+  /**
+   * Any other in-dialog request (REFER, NOTIFY of a transfer, MESSAGE). Without a listener it is
+   * refused with 405; a listener must call `respond` exactly once.
+   */
+  request: (req: SipRequest, respond: (status: number, headers?: SipHeader[]) => void) => void;
 }
 
 export interface DialogInit {
@@ -219,6 +224,15 @@ export class Dialog extends EventEmitter<DialogEvents> {
         tx.respond(buildResponse(req, 200));
         return;
       default:
+        if (this.listenerCount('request') > 0) {
+          let answered = false;
+          this.emit('request', req, (status, headers = []) => {
+            if (answered) return;
+            answered = true;
+            tx.respond(buildResponse(req, status, { headers }));
+          });
+          return;
+        }
         tx.respond(buildResponse(req, 405, { headers: [{ name: 'allow', value: DIALOG_ALLOW }] }));
     }
   }

@@ -318,7 +318,7 @@ export class CascadeCall {
 
   private agentSource(reengagementPrompt?: string): TurnSource {
     const { agent } = this.deps;
-    const base = { agent, assistant: this.assistant, history: this.history, variables: this.callVariables, tools: voiceTools(this.s) };
+    const base = { agent, assistant: this.assistant, history: this.history, variables: this.callVariables, tools: this.deps.voiceTools ?? voiceTools(this.s) };
     return agentSource(reengagementPrompt ? { ...base, reengagementPrompt } : base);
   }
 

@@ -4,7 +4,7 @@
  * Production builds it in `startEngine` (src/call/engine.ts); tests and the replay build it from
  * stand-ins on a virtual clock.
  */
-import type { TurnInput, TurnResult } from '../../agent/types.ts';
+import type { AgentTool, TurnInput, TurnResult } from '../../agent/types.ts';
 import type { AmbientLibrary } from '../../audio/ambient.ts';
 import type { SpeechDetectorOptions } from '../../audio/vad/detector.ts';
 import type { SttProvider } from '../../providers/stt/types.ts';
@@ -49,4 +49,9 @@ export interface CascadeDeps {
   leadFrames?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
+  /**
+   * The call's voice built-ins (src/call/tools buildVoiceTools over a live CallControl), given
+   * to the agent as extraTools; without them only the engine's own end_call is offered.
+   */
+  voiceTools?: AgentTool[];
 }

@@ -1,0 +1,152 @@
+/**
+ * A second call leg placed by call control (a bridged blind transfer, the supervisor of a warm
+ * transfer): an INVITE through a trunk, exactly as outbound-dialer.ts dials (number formatted for
+ * the trunk, digest credentials, From = the chosen caller id), with its own RtpSession but no
+ * call record and no engine of its own: the first call's record lists it under `details`.
+ */
+import type { AudioFrame } from '../../audio/frame.ts';
+import type { RtpSession } from '../../media/rtp-session.ts';
+import { createOffer, processAnswer } from '../../media/sdp-negotiate.ts';
+import { createSdpSession } from '../../media/sdp-write.ts';
+import type { Dialog } from '../../sip/dialog.ts';
+import type { ProvisionedTrunk } from '../../sip/trunk-registry.ts';
+import { digestCredentials } from '../../sip/user-agent-auth.ts';
+import { InviteFailedError, OutgoingInvite } from '../../sip/user-agent-outgoing-invite.ts';
+import type { UserAgent } from '../../sip/user-agent.ts';
+import type { Clock } from '../../util/clock.ts';
+import { formatForTrunk } from '../numbers.ts';
+
+export interface LegRequest {
+  trunk: ProvisionedTrunk;
+  /** E.164 number, an extension, or a sip: URI (sent as is). */
+  to: string;
+  /** Caller id in From (E.164 or extension); the trunk's own number by default. */
+  from?: string;
+  ringingMs: number;
+  signal?: AbortSignal;
+}
+
+export type LegFailure = { ok: false; reason: 'busy' | 'no-answer' | 'rejected' | 'failed'; status: number };
+
+export interface LegDeps {
+  ua: UserAgent;
+  clock: Clock;
+  createMedia(): RtpSession;
+}
+
+export class Leg {
+  readonly ended: Promise<string>;
+  readonly answeredAt: number;
+  private resolveEnded!: (why: string) => void;
+  private closed = false;
+
+  constructor(
+    readonly dialog: Dialog,
+    readonly media: RtpSession,
+    readonly target: string,
+    clock: Clock,
+  ) {
+    this.answeredAt = clock.now();
+    this.ended = new Promise((r) => (this.resolveEnded = r));
+    dialog.once('ended', ({ reason }) => void this.hangup(reason === 'remote-bye' ? 'remote-hangup' : reason));
+    media.on('rtpTimeout', () => void this.hangup('rtp-timeout'));
+    void this.pump();
+  }
+
+  /** Where the far end's frames go; none drops them. */
+  onFrame: ((frame: AudioFrame) => void) | undefined;
+
+  /**
+   * Reads the leg's audio from answer on, so nothing piles up before someone listens: a backlog
+   * in the inbound queue would become a second of delay for the rest of a bridged call.
+   */
+  private async pump(): Promise<void> {
+    for await (const f of this.media.inbound) this.onFrame?.(f);
+  }
+
+  get callId(): string {
+    return this.dialog.callId;
+  }
+
+  write(frame: AudioFrame): boolean {
+    return this.media.outbound.write(frame);
+  }
+
+  /** BYE (unless they already left) and release the ports. Idempotent. */
+  async hangup(why = 'local-hangup'): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.dialog.isEnded) void this.dialog.bye();
+    this.dialog.removeAllListeners();
+    await this.media.close(why);
+    this.resolveEnded(why);
+  }
+}
+
+function failureOf(status: number): LegFailure {
+  if (status === 486 || status === 600) return { ok: false, reason: 'busy', status };
+  if (status === 408 || status === 480 || status === 487) return { ok: false, reason: 'no-answer', status };
+  if (status === 403 || status === 603 || status === 404) return { ok: false, reason: 'rejected', status };
+  return { ok: false, reason: 'failed', status };
+}
+
+/** The SIP target for `to` through `trunk`. */
+export function legTarget(trunk: ProvisionedTrunk, to: string): string {
+  if (/^sips?:/i.test(to)) return to;
+  const spec = trunk.spec;
+  const user = to.startsWith('+') ? formatForTrunk(to, spec.callingFormat, spec.countryCode) : to;
+  return `sip:${user}@${spec.address}`;
+}
+
+export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: true; leg: Leg } | LegFailure> {
+  const spec = req.trunk.spec;
+  const media = deps.createMedia();
+  let local;
+  try {
+    const ports = await media.allocate();
+    local = { address: ports.address, port: ports.rtpPort };
+  } catch {
+    await media.close('failed');
+    return { ok: false, reason: 'failed', status: 503 };
+  }
+  const offer = createOffer(local, createSdpSession(String(Date.now())));
+  const target = legTarget(req.trunk, req.to);
+  const fromRaw = req.from ?? spec.phoneNumber;
+  const from = fromRaw.startsWith('+') ? formatForTrunk(fromRaw, spec.callingFormat, spec.countryCode) : fromRaw;
+  // Same trick as the outbound dialer: From carries the chosen caller id, the UA stays as is.
+  const scoped = Object.create(deps.ua) as UserAgent;
+  scoped.localUri = () => `<sip:${from}@${spec.address.replace(/:\d+$/, '')}>`;
+  const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password) });
+  void invite.start();
+  let noAnswer = false;
+  const ringing = deps.clock.setTimeout(() => {
+    noAnswer = true;
+    invite.cancel();
+  }, req.ringingMs);
+  const onAbort = (): void => invite.cancel();
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+  let dialog: Dialog;
+  try {
+    dialog = await invite.result;
+  } catch (err) {
+    await media.close('failed');
+    if (noAnswer) return { ok: false, reason: 'no-answer', status: 408 };
+    return failureOf(err instanceof InviteFailedError ? err.status : 500);
+  } finally {
+    ringing.cancel();
+    req.signal?.removeEventListener('abort', onAbort);
+  }
+  if (req.signal?.aborted) {
+    void dialog.bye();
+    await media.close('cancelled');
+    return { ok: false, reason: 'failed', status: 487 };
+  }
+  try {
+    media.start(processAnswer(dialog.remoteSdp ?? '', offer.offered));
+  } catch {
+    void dialog.bye();
+    await media.close('failed');
+    return { ok: false, reason: 'failed', status: 488 };
+  }
+  return { ok: true, leg: new Leg(dialog, media, target, deps.clock) };
+}

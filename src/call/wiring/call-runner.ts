@@ -1,0 +1,131 @@
+/**
+ * The per-call glue behind CallEnv.engine: pick the engine for the assistant's mode, run it on
+ * the answered session, and once the call is over store its transcript and recording and run
+ * the post-call work (billing, evaluation, webhook).
+ *
+ * The hook never throws and never leaves a call up with nobody talking: an engine that fails
+ * (bad configuration, a provider that stays down) gets a short offline apology in the Flite
+ * voice and a BYE; a mode without an engine in this build gets the same, logged as such.
+ *
+ * Calls that end without reaching the engine (no answer, busy, cancelled while ringing) are
+ * finished by the sweeper (sweeper.ts) instead; `busy` tells it which calls this runner owns.
+ */
+import type { Logger } from 'pino';
+import type { AssistantRecord } from '../../store/repos/assistants.ts';
+import type { CallsRepo, CallPatch } from '../../store/repos/calls.ts';
+import type { CallEngine } from '../call-env.ts';
+import type { CallSession, EndCause } from '../call-session.ts';
+import { startEngine, type EngineContext } from '../engine.ts';
+import type { PostCallDeps } from '../post-call/index.ts';
+import { storableRecordingPath } from '../post-call/webhook.ts';
+import type { TranscriptEntry } from '../transcript.ts';
+import { finishAndMark, recordTranscript } from './finish.ts';
+
+/** What any engine leaves behind for the record and post-call work. */
+export interface EngineOutcome {
+  transcript: TranscriptEntry[];
+  endedBy: string;
+  recording?: { path: string | undefined };
+}
+
+/** The realtime engine (multimodal / dualplex), plugged in by the composition root once built. */
+export type RealtimeRunner = (session: CallSession, assistant: AssistantRecord, callVariables?: Record<string, unknown>) => Promise<EngineOutcome>;
+
+export interface CallRunnerDeps {
+  engine: EngineContext;
+  calls: CallsRepo;
+  postCall: PostCallDeps;
+  logger: Logger;
+  realtime?: RealtimeRunner;
+  /** Longest the offline apology may take to synthesize and play. */
+  apologyTimeoutMs?: number;
+}
+
+export const UNAVAILABLE_APOLOGY = "I'm sorry, this assistant is not available right now. Please try again later. Goodbye.";
+export const FAILURE_APOLOGY = "I'm sorry, something went wrong on our side. Please call again later. Goodbye.";
+
+export class CallRunner {
+  /** Calls whose engine or post-call work runs here now (the sweeper leaves them alone). */
+  private readonly active = new Set<string>();
+  readonly engine: CallEngine = (session, assistant, callVariables) => this.run(session, assistant, callVariables);
+
+  constructor(private readonly deps: CallRunnerDeps) {}
+
+  busy(uuid: string): boolean {
+    return this.active.has(uuid);
+  }
+
+  private async run(session: CallSession, assistant: AssistantRecord, callVariables: Record<string, unknown> | undefined): Promise<void> {
+    // Ended between 200 OK and here (their BYE, a drain): nothing to say; the sweeper bills it.
+    if (session.state !== 'active') return;
+    const log = this.deps.logger.child({ call: session.uuid, assistantId: assistant.id, mode: assistant.mode });
+    this.active.add(session.uuid);
+    try {
+      let outcome: EngineOutcome | undefined;
+      let cause: EndCause = 'local-hangup';
+      try {
+        outcome = await this.converse(session, assistant, callVariables, log);
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'call engine failed: apologising and hanging up');
+        await this.apologise(session, FAILURE_APOLOGY, log);
+        cause = 'error';
+      }
+      if (session.state === 'active') await session.close(cause);
+      await session.done;
+      await this.finish(session, assistant, outcome, log);
+    } catch (err) {
+      // Only the store can fail here; the call itself is already over.
+      log.error({ err: (err as Error).message }, 'could not finish the call');
+    } finally {
+      this.active.delete(session.uuid);
+    }
+  }
+
+  private async converse(
+    session: CallSession,
+    assistant: AssistantRecord,
+    callVariables: Record<string, unknown> | undefined,
+    log: Logger,
+  ): Promise<EngineOutcome | undefined> {
+    if (assistant.mode === 'pipeline') return startEngine(session, assistant, this.deps.engine, callVariables);
+    if (this.deps.realtime) return this.deps.realtime(session, assistant, callVariables);
+    log.warn('no realtime engine in this build: multimodal/dualplex call gets an apology and a hang-up');
+    await this.apologise(session, UNAVAILABLE_APOLOGY, log);
+    if (session.state === 'active') await session.close('error');
+    return undefined;
+  }
+
+  /** A fixed sentence in the offline voice, then return (the caller hangs up after it). */
+  private async apologise(session: CallSession, text: string, log: Logger): Promise<void> {
+    const voice = this.deps.engine.fallbackVoice;
+    if (!voice || session.state !== 'active') return;
+    const ctl = new AbortController();
+    const timer = this.deps.engine.clock.setTimeout(() => ctl.abort(new Error('apology timed out')), this.deps.apologyTimeoutMs ?? 15_000);
+    const onEnded = (): void => ctl.abort(new Error('call ended'));
+    session.once('ended', onEnded);
+    try {
+      const frames = voice.provider.synthesize(text, { voice: voice.voice, signal: ctl.signal });
+      await session.outbound.writeStream(frames, ctl.signal);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'apology failed');
+    } finally {
+      timer.cancel();
+      session.off('ended', onEnded);
+    }
+  }
+
+  private async finish(session: CallSession, assistant: AssistantRecord, outcome: EngineOutcome | undefined, log: Logger): Promise<void> {
+    const { calls, postCall } = this.deps;
+    const call = await calls.getById(session.recordId);
+    if (!call) return;
+    // The record's transcript keeps the latency parts; finishCall would store a shorter view.
+    const patch: CallPatch = {};
+    if (outcome) patch.transcript = recordTranscript(outcome.transcript);
+    const recording = storableRecordingPath(postCall.dataDir, outcome?.recording?.path);
+    if (recording) patch.recordingPath = recording;
+    patch.details = { ...(call.details ?? {}), ended_by: outcome?.endedBy ?? null };
+    const updated = (await calls.update(call.id, patch)) ?? call;
+    const report = await finishAndMark(postCall, updated, assistant, outcome ? { turns: outcome.transcript } : null, outcome?.recording?.path);
+    if (Object.keys(report.errors).length > 0) log.warn({ errors: report.errors }, 'post-call work incomplete; the sweeper retries');
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The heavy, shared parts every AI call uses, loaded once per engine (ARCHITECTURE.md §5) and
+ * turned into the one EngineContext the call layer hands to `startEngine`. Nothing here reads the
+ * environment: the speech providers get the parsed Config, the agent comes from the chat side
+ * (one Agent per process, shared by chats and calls).
+ */
+import type { Logger } from 'pino';
+import type client from 'prom-client';
+import { AmbientLibrary } from '../../audio/ambient.ts';
+import { Denoiser } from '../../audio/denoise.ts';
+import { FliteTts, DEFAULT_FLITE_VOICE } from '../../audio/tts-flite.ts';
+import { SileroVad } from '../../audio/vad/silero.ts';
+import type { Catalog } from '../../catalog/catalog.ts';
+import type { Config } from '../../config.ts';
+import { SpeechProviders } from '../../providers/registry.ts';
+import { FliteTtsProvider } from '../../providers/tts/flite-tts.ts';
+import type { Clock } from '../../util/clock.ts';
+import { createCascadeMetrics } from '../cascade/index.ts';
+import type { EngineContext } from '../engine.ts';
+
+export interface EnginePartsInput {
+  config: Pick<Config, 'openai' | 'deepgram' | 'dataDir'>;
+  clock: Clock;
+  logger: Logger;
+  catalog: EngineContext['catalog'] & Catalog;
+  agent: EngineContext['agent'];
+  /** The /metrics registry of the API: per-turn latency histograms are served there. */
+  metricsRegistry: client.Registry;
+}
+
+export interface EngineParts {
+  ctx: EngineContext;
+  /** The offline engine (fallback voice, apologies); shared with the flite catalog voices. */
+  flite: FliteTts;
+  /** Releases the ONNX session and the Flite worker. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function loadEngineParts(input: EnginePartsInput): Promise<EngineParts> {
+  const log = input.logger.child({ part: 'engine' });
+  const vad = await SileroVad.load();
+  const flite = await FliteTts.load();
+  // Compiling the 21 MB wasm takes about a second in its worker: start now so the first call's
+  // apology or flite voice is not the one that waits, but never hold start-up for it.
+  flite.warmUp().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'flite warm-up failed'));
+  // RNNoise is a small wasm module (milliseconds to load). A failure costs noise cancellation,
+  // not calls: the cascade runs without a denoiser when none is given.
+  const denoiser = await Denoiser.load().catch((err: unknown) => {
+    log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
+    return undefined;
+  });
+  const fliteOnce = (): Promise<FliteTts> => Promise.resolve(flite);
+  const speech = new SpeechProviders({ config: input.config, flite: fliteOnce, clock: input.clock });
+  const ctx: EngineContext = {
+    clock: input.clock,
+    logger: log,
+    catalog: input.catalog,
+    speech,
+    agent: input.agent,
+    vad,
+    ...(denoiser ? { denoiser } : {}),
+    ambient: new AmbientLibrary(),
+    dataDir: input.config.dataDir,
+    metrics: createCascadeMetrics(input.metricsRegistry),
+    fallbackVoice: { provider: new FliteTtsProvider(fliteOnce, input.clock), voice: DEFAULT_FLITE_VOICE },
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    ctx,
+    flite,
+    close() {
+      closing ??= Promise.allSettled([vad.close(), flite.close()]).then(() => undefined);
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Calls meet the AI: the one place the composition root (src/main.ts) builds everything an
+ * answered assistant call needs — the shared models (VAD, denoiser, Flite), the speech providers,
+ * the agent, the latency metrics on the API's /metrics registry — into one EngineContext, the
+ * CallEnv.engine hook that runs a call on it (call-runner.ts), and the post-call sweeper.
+ *
+ * Order of use: `wireCalls` before the SIP server starts (its hook goes into SipServer.start);
+ * `start()` once the server is up (closes records a previous run left open, then sweeps);
+ * `close()` after the SIP server has drained (its calls may still be finishing).
+ */
+import type client from 'prom-client';
+import type { AppContext } from '../../context.ts';
+import type { LlmRegistry } from '../../providers/llm/registry.ts';
+import type { EventPublisher } from '../../webhooks/events.ts';
+import type { CallEngine } from '../call-env.ts';
+import type { EngineContext } from '../engine.ts';
+import { postCallDeps, type PostCallDeps } from '../post-call/index.ts';
+import { CallRunner, type RealtimeRunner } from './call-runner.ts';
+import { loadEngineParts } from './engine-parts.ts';
+import { PostCallSweeper } from './sweeper.ts';
+
+export type { EngineOutcome, RealtimeRunner } from './call-runner.ts';
+
+export interface WireCallsInput {
+  ctx: AppContext;
+  /** The chat side's LLM registry and agent: one per process, shared with calls. */
+  llm: LlmRegistry;
+  agent: EngineContext['agent'];
+  /** Where call.completed goes (the persisted outbox; the delivery worker signs and retries). */
+  events: Pick<EventPublisher, 'publish'>;
+  metricsRegistry: client.Registry;
+  /** The multimodal/dualplex engine; without it those calls get an apology and a BYE. */
+  realtime?: (engine: EngineContext) => RealtimeRunner;
+  sweepIntervalMs?: number;
+}
+
+export interface CallWiring {
+  engine: CallEngine;
+  engineContext: EngineContext;
+  postCall: PostCallDeps;
+  sweeper: PostCallSweeper;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
+  const { ctx } = input;
+  const startedAt = ctx.clock.now();
+  const parts = await loadEngineParts({
+    config: ctx.config,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    catalog: ctx.catalog,
+    agent: input.agent,
+    metricsRegistry: input.metricsRegistry,
+  });
+  const postCall = postCallDeps(ctx, input.llm, input.events);
+  const runner = new CallRunner({
+    engine: parts.ctx,
+    calls: ctx.repos.calls,
+    postCall,
+    logger: ctx.logger.child({ part: 'calls' }),
+    ...(input.realtime ? { realtime: input.realtime(parts.ctx) } : {}),
+  });
+  const sweeper = new PostCallSweeper({
+    store: ctx.store,
+    assistants: ctx.repos.assistants,
+    postCall,
+    logger: ctx.logger.child({ part: 'post-call' }),
+    busy: (uuid) => runner.busy(uuid),
+    ...(input.sweepIntervalMs !== undefined ? { intervalMs: input.sweepIntervalMs } : {}),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    engine: runner.engine,
+    engineContext: parts.ctx,
+    postCall,
+    sweeper,
+    async start() {
+      // Never fatal: a store hiccup here delays post-call work, it must not stop the engine.
+      try {
+        await sweeper.closeOrphans(startedAt);
+        // The first pass finishes what the previous run left owed; later ones run on the timer.
+        await sweeper.sweep();
+      } catch (err) {
+        ctx.logger.error({ err: (err as Error).message }, 'start-up post-call sweep failed');
+      }
+      sweeper.start();
+    },
+    close() {
+      closing ??= (async () => {
+        await sweeper.stop();
+        await parts.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Post-call work for the calls the runner did not finish itself: calls that ended without
+ * reaching an engine (no answer, busy, cancelled while ringing: their webhook and zero-cost
+ * billing are still owed), calls whose runner died with the process, and finishes that failed a
+ * step. The store is the truth (the FINISH_MARKER on each record), so a restart loses nothing;
+ * finishCall is idempotent, so a call finished twice costs nothing extra.
+ *
+ * At start-up, `closeOrphans` also ends the records of calls that were live when the process
+ * stopped: nothing in this process can still be carrying them. Their true end is unknown, so
+ * they end at their answer time (billed the minimum, never more than the caller could have
+ * used) with end cause `engine-restart`.
+ */
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Store } from '../../store/db.ts';
+import type { AssistantsRepo } from '../../store/repos/assistants.ts';
+import type { Call } from '../../store/repos/calls.ts';
+import type { Timer } from '../../util/clock.ts';
+import type { EndCause } from '../call-session.ts';
+import type { PostCallDeps } from '../post-call/index.ts';
+import { FINISH_MARKER, finishAndMark } from './finish.ts';
+
+export const ORPHAN_END_CAUSE = 'engine-restart';
+
+/**
+ * End causes a CallSession writes. Refused INVITEs (insufficient-balance, call limits) have
+ * their own causes and never had a conversation, a cost or a webhook: the sweep skips them.
+ */
+const SESSION_CAUSES: readonly (EndCause | typeof ORPHAN_END_CAUSE)[] = [
+  'remote-hangup', 'local-hangup', 'max-duration', 'rtp-timeout', 'session-expired', 'ack-timeout', 'cancelled',
+  'no-answer', 'busy', 'declined', 'invalid-number', 'failed', 'shutdown', 'error', ORPHAN_END_CAUSE,
+];
+
+export interface SweeperDeps {
+  store: Store;
+  assistants: Pick<AssistantsRepo, 'getById'>;
+  postCall: PostCallDeps;
+  logger: Logger;
+  /** True while this process's runner owns the call (its engine or finish is still running). */
+  busy(uuid: string): boolean;
+  intervalMs?: number;
+  /** Leave a just-ended call to its runner this long before the sweep takes it. */
+  settleMs?: number;
+  batch?: number;
+}
+
+export class PostCallSweeper {
+  private timer: Timer | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: SweeperDeps) {}
+
+  /** Ends records left live by a previous process (call before any call is accepted). */
+  async closeOrphans(before: number): Promise<number> {
+    const res = await this.deps.store.db
+      .updateTable('calls')
+      .set({
+        status: sql<string>`CASE WHEN answer_at IS NULL THEN 'failed' ELSE 'completed' END`,
+        end_cause: ORPHAN_END_CAUSE,
+        end_at: sql<number>`COALESCE(answer_at, invite_at)`,
+      })
+      .where('end_at', 'is', null)
+      .where('invite_at', '<', before)
+      .executeTakeFirst();
+    const n = Number(res.numUpdatedRows);
+    if (n > 0) this.deps.logger.warn({ calls: n }, 'closed call records left open by a previous run');
+    return n;
+  }
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    const tick = (): void => {
+      this.timer = this.deps.postCall.clock.setTimeout(() => {
+        this.running = this.sweep()
+          .then(() => undefined)
+          .catch((err: unknown) => this.deps.logger.error({ err: (err as Error).message }, 'post-call sweep failed'))
+          .finally(() => {
+            this.running = undefined;
+            if (!this.stopped) tick();
+          });
+      }, this.deps.intervalMs ?? 15_000);
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass: finishes up to `batch` owed calls; returns how many it ran. */
+  async sweep(): Promise<number> {
+    const { postCall } = this.deps;
+    const settledBefore = postCall.clock.now() - (this.deps.settleMs ?? 5_000);
+    const rows = await this.deps.store.db
+      .selectFrom('calls')
+      .select('id')
+      .where('end_at', 'is not', null)
+      .where('end_at', '<=', settledBefore)
+      .where('assistant_id', 'is not', null)
+      .where('end_cause', 'in', [...SESSION_CAUSES])
+      .where(sql<unknown>`json_extract(details, ${`$.${FINISH_MARKER}.finished_at`})`, 'is', null)
+      .orderBy('end_at')
+      .limit(this.deps.batch ?? 50)
+      .execute();
+    let ran = 0;
+    for (const { id } of rows) {
+      if (this.stopped) break;
+      const call = await postCall.calls.getById(id);
+      if (!call || this.deps.busy(call.uuid)) continue;
+      await this.finishOne(call);
+      ran++;
+    }
+    return ran;
+  }
+
+  private async finishOne(call: Call): Promise<void> {
+    const assistant = call.assistantId !== null ? ((await this.deps.assistants.getById(call.assistantId)) ?? null) : null;
+    // A transcript stored by an earlier, interrupted finish is reused for the evaluation.
+    const turns = Array.isArray(call.transcript) ? call.transcript.flatMap(asTurn) : [];
+    await finishAndMark(this.deps.postCall, call, assistant, turns.length > 0 ? { turns } : null, undefined);
+  }
+}
+
+function asTurn(e: unknown): { speaker: 'assistant' | 'caller'; text: string; startMs: number; endMs: number }[] {
+  const r = e as Record<string, unknown>;
+  if ((r.speaker !== 'assistant' && r.speaker !== 'caller') || typeof r.text !== 'string') return [];
+  return [{ speaker: r.speaker, text: r.text, startMs: Number(r.start_ms) || 0, endMs: Number(r.end_ms) || 0 }];
+}

@@ -1,0 +1,293 @@
+/**
+ * The engine under test, in its own process: `startEngine(loadConfig())` exactly as `switchboard
+ * serve` runs it (config from the environment the parent sets), plus a thin IPC side channel for
+ * the benchmark. Spawned by engine-proc.ts with `node --import tsx`; never run by hand.
+ *
+ * What this file adds to the engine, and what it costs:
+ * - accounts with API keys and a balance (the same repos calls as `switchboard accounts create`);
+ * - `perf_hooks.monitorEventLoopDelay` (5 ms resolution, a native timer) for event-loop delay;
+ * - optionally (`probe`), a wrapper on `dgram.Socket.prototype.send` that timestamps every
+ *   outgoing PCMU RTP packet (one WeakMap lookup, one `performance.now()` and a histogram bin
+ *   per packet) to measure the engine's own outbound frame-interval error, before the load
+ *   generator's event loop can blur it;
+ * - optionally (`vad`), a stand-in CallEngine for assistant calls: the diagnostics echo plus one
+ *   Silero VAD stream per call fed every inbound frame (awaited per frame, as the cascade's
+ *   listener does). It is plugged in at the seam the session issue uses (`CallEnv.engine`).
+ *
+ * IPC requests are `{ id, op, ... }`, answered with `{ id, ok, result | error }`.
+ */
+import crypto from 'node:crypto';
+import dgram from 'node:dgram';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { loadConfig } from '../../src/config.ts';
+import { startEngine, type Engine } from '../../src/main.ts';
+import type { AudioFrame } from '../../src/audio/frame.ts';
+import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
+import { dollarsToMicros } from '../../src/util/money.ts';
+import { Histogram } from './stats.ts';
+
+export interface ChildOptions {
+  accounts: number;
+  vad: boolean;
+  probe: boolean;
+  /** Hard stop: the child exits on its own after this long whatever happens. */
+  lifetimeMs: number;
+}
+
+export interface MediaTotals {
+  calls: number;
+  packetsSent: number;
+  packetsReceived: number;
+  lost: number;
+  lateFrames: number;
+  concealedFrames: number;
+  droppedFrames: number;
+  inboundQueueDropped: number;
+  outboundFramesDropped: number;
+  outboundSkippedSlots: number;
+  outboundMaxLateMs: number;
+  jitterBufferDelayMsMean: number;
+}
+
+export interface ChildStats {
+  cpuUs: { user: number; system: number };
+  hrMs: number;
+  rssMiB: number;
+  heapUsedMiB: number;
+  externalMiB: number;
+  eld: ReturnType<Histogram['summary']>;
+  sendInterval: ReturnType<Histogram['summary']>;
+  media: MediaTotals;
+  vad: { runs: number; windows: number; errors: number; streams: number } | undefined;
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
+if (!process.send) throw new Error('engine-child must be spawned with an IPC channel');
+const send = process.send.bind(process);
+
+// Never outlive the parent or the run. A parent killed outright cannot clean up: the child removes
+// its own throw-away data directory (only one engine-proc.ts made) on the way out.
+process.on('disconnect', () => {
+  const dir = process.env['SWITCHBOARD_DATA_DIR'];
+  if (dir && path.basename(dir).startsWith('switchboard-bench-') && path.dirname(dir) === os.tmpdir()) {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+});
+setTimeout(() => process.exit(3), opts.lifetimeMs).unref();
+
+const ELD_RESOLUTION_MS = 5;
+const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
+const sendInterval = new Histogram(1000, 0.01);
+
+const config = loadConfig();
+if (opts.probe) installSendProbe(config.rtp.portMin, config.rtp.portMax);
+
+let vadStats: (() => { runs: number; windows: number }) | undefined;
+let vadErrors = 0;
+let vadStreams = 0;
+
+const engine: Engine = await startEngine(config);
+eld.enable();
+
+const accounts: Array<{ id: number; key: string }> = [];
+for (let i = 0; i < opts.accounts; i++) {
+  const repos = engine.ctx.repos;
+  const account = await repos.accounts.create(`bench ${i + 1}`);
+  repos.ledger.adjust(account.id, dollarsToMicros(1000), 'bench top-up');
+  accounts.push({ id: account.id, key: await repos.accounts.createKey(account.id) });
+}
+
+if (opts.vad) {
+  const { SileroVad } = await import('../../src/audio/vad/silero.ts');
+  const vad = await SileroVad.load();
+  vadStats = () => vad.stats;
+  // Warm-up so the first calls do not pay onnxruntime's lazy initialisation.
+  const warm = vad.createStream();
+  const silence: AudioFrame = { samples: new Int16Array(320), sampleRate: 16_000 };
+  for (let i = 0; i < 50; i++) await warm.push(silence);
+  const vadEcho: CallEngine = async (session) => {
+    const stream = vad.createStream();
+    vadStreams++;
+    const delay: AudioFrame[] = [];
+    try {
+      for await (const frame of session.inbound) {
+        if (session.state !== 'active') break;
+        delay.push(frame);
+        if (delay.length > 10) session.outbound.write(delay.shift()!);
+        try {
+          await stream.push(frame);
+        } catch {
+          vadErrors++;
+        }
+      }
+    } finally {
+      vadStreams--;
+    }
+  };
+  // The seam the session issue plugs the AI pipeline into (inbound-calls.ts reads it per call).
+  (engine.sip.env as CallEnv).engine = vadEcho;
+}
+
+send({ type: 'ready', httpUrl: engine.httpUrl, sipPort: engine.sip.port, pid: process.pid, accounts });
+
+process.on('message', (raw) => {
+  const msg = raw as { id: number; op: string; [k: string]: unknown };
+  void handle(msg).then(
+    (result) => send({ id: msg.id, ok: true, result }),
+    (err: unknown) => send({ id: msg.id, ok: false, error: (err as Error).message }),
+  );
+});
+
+async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknown> {
+  switch (msg.op) {
+    case 'reset':
+      eld.reset();
+      sendInterval.reset();
+      return null;
+    case 'stats':
+      return stats();
+    case 'memory': {
+      // Full GC first (node --expose-gc), so heapUsed counts live objects only.
+      (globalThis as { gc?: () => void }).gc?.();
+      const m = process.memoryUsage();
+      return { rssMiB: m.rss / 2 ** 20, heapUsedMiB: m.heapUsed / 2 ** 20, externalMiB: (m.external + m.arrayBuffers) / 2 ** 20 };
+    }
+    case 'assistant':
+      return addAssistant(Number(msg['accountId']), Number(msg['phoneNumberId']));
+    case 'close':
+      await engine.close(0);
+      setImmediate(() => process.exit(0));
+      return null;
+    default:
+      throw new Error(`unknown op ${msg.op}`);
+  }
+}
+
+function stats(): ChildStats {
+  const mem = process.memoryUsage();
+  // monitorEventLoopDelay records the whole interval between its timer's runs (so an idle loop
+  // reads about the resolution); the delay is what exceeds the resolution. Nanoseconds → ms.
+  const delay = (ns: number) => Math.max(0, ns / 1e6 - ELD_RESOLUTION_MS);
+  const eldSummary = {
+    count: eld.count,
+    p50: delay(eld.percentile(50)),
+    p90: delay(eld.percentile(90)),
+    p99: delay(eld.percentile(99)),
+    p999: delay(eld.percentile(99.9)),
+    max: delay(eld.max),
+    mean: delay(eld.mean),
+  };
+  const v = vadStats?.();
+  return {
+    cpuUs: process.cpuUsage(),
+    hrMs: performance.now(),
+    rssMiB: mem.rss / 2 ** 20,
+    heapUsedMiB: mem.heapUsed / 2 ** 20,
+    externalMiB: (mem.external + mem.arrayBuffers) / 2 ** 20,
+    eld: eldSummary,
+    sendInterval: sendInterval.summary(),
+    media: mediaTotals(),
+    vad: v ? { ...v, errors: vadErrors, streams: vadStreams } : undefined,
+  };
+}
+
+function mediaTotals(): MediaTotals {
+  const t: MediaTotals = {
+    calls: 0,
+    packetsSent: 0,
+    packetsReceived: 0,
+    lost: 0,
+    lateFrames: 0,
+    concealedFrames: 0,
+    droppedFrames: 0,
+    inboundQueueDropped: 0,
+    outboundFramesDropped: 0,
+    outboundSkippedSlots: 0,
+    outboundMaxLateMs: 0,
+    jitterBufferDelayMsMean: 0,
+  };
+  let jb = 0;
+  for (const session of engine.sip.registry.list()) {
+    if (session.state !== 'active') continue;
+    const s = session.stats();
+    t.calls++;
+    t.packetsSent += s.packetsSent;
+    t.packetsReceived += s.packetsReceived;
+    t.lost += s.lost;
+    t.lateFrames += s.lateFrames;
+    t.concealedFrames += s.concealedFrames;
+    t.droppedFrames += s.droppedFrames;
+    t.inboundQueueDropped += s.inboundQueueDropped;
+    t.outboundFramesDropped += s.outboundFramesDropped;
+    t.outboundSkippedSlots += s.outboundSkippedSlots;
+    t.outboundMaxLateMs = Math.max(t.outboundMaxLateMs, s.outboundMaxLateMs);
+    jb += s.jitterBufferDelayMs;
+  }
+  t.jitterBufferDelayMsMean = t.calls ? jb / t.calls : 0;
+  return t;
+}
+
+async function addAssistant(accountId: number, phoneNumberId: number): Promise<number> {
+  const now = Date.now();
+  const row = await engine.ctx.store.db
+    .insertInto('assistants')
+    .values({
+      uuid: crypto.randomUUID(),
+      account_id: accountId,
+      name: 'bench vad echo',
+      type: 'inbound',
+      mode: 'pipeline',
+      status: 'inactive',
+      phone_number_id: phoneNumberId,
+      folder_id: null,
+      inbound_webhook_enabled: 0,
+      config: JSON.stringify({ max_duration: 600 }),
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
+ * Times every PCMU packet the engine hands to a socket of the RTP range: the interval to the
+ * previous packet of the same socket against 20 ms × the RTP timestamp step (so a skipped slot
+ * is not counted as jitter). Only 172-byte datagrams with version 2 and payload type 0 count.
+ */
+function installSendProbe(portMin: number, portMax: number): void {
+  const proto = dgram.Socket.prototype as unknown as { send: (...args: unknown[]) => void };
+  const original = proto.send;
+  const last = new WeakMap<object, { t: number; ts: number } | null>();
+  proto.send = function (this: dgram.Socket, ...args: unknown[]) {
+    const buf = args[0];
+    if (buf instanceof Uint8Array && buf.length === 172 && buf[0] === 0x80 && (buf[1]! & 0x7f) === 0) {
+      let state = last.get(this);
+      if (state === undefined) {
+        let port = 0;
+        try {
+          port = this.address().port;
+        } catch {
+          // not bound
+        }
+        state = port >= portMin && port <= portMax ? { t: -1, ts: 0 } : null;
+        last.set(this, state);
+      }
+      if (state) {
+        const now = performance.now();
+        const ts = ((buf[4]! << 24) | (buf[5]! << 16) | (buf[6]! << 8) | buf[7]!) >>> 0;
+        if (state.t >= 0) {
+          const steps = ((ts - state.ts) >>> 0) / 160;
+          if (steps >= 1 && steps < 50) sendInterval.record(Math.abs(now - state.t - steps * 20));
+        }
+        state.t = now;
+        state.ts = ts;
+      }
+    }
+    return original.apply(this, args);
+  };
+}

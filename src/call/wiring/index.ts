@@ -18,6 +18,8 @@ import { postCallDeps, type PostCallDeps } from '../post-call/index.ts';
 import { CallRunner, type RealtimeRunner } from './call-runner.ts';
 import { loadEngineParts } from './engine-parts.ts';
 import { PostCallSweeper } from './sweeper.ts';
+import { agentDeps } from '../../chat/agent-deps.ts';
+import { realtimeRunner } from './realtime.ts';
 
 export type { EngineOutcome, RealtimeRunner } from './call-runner.ts';
 
@@ -29,7 +31,7 @@ export interface WireCallsInput {
   /** Where call.completed goes (the persisted outbox; the delivery worker signs and retries). */
   events: Pick<EventPublisher, 'publish'>;
   metricsRegistry: client.Registry;
-  /** The multimodal/dualplex engine; without it those calls get an apology and a BYE. */
+  /** The multimodal/dualplex engine; default: src/call/realtime over the OpenAI realtime protocol. */
   realtime?: (engine: EngineContext) => RealtimeRunner;
   sweepIntervalMs?: number;
 }
@@ -60,7 +62,7 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
     calls: ctx.repos.calls,
     postCall,
     logger: ctx.logger.child({ part: 'calls' }),
-    ...(input.realtime ? { realtime: input.realtime(parts.ctx) } : {}),
+    realtime: input.realtime ? input.realtime(parts.ctx) : realtimeRunner(parts.ctx, ctx, agentDeps(ctx, input.llm)),
   });
   const sweeper = new PostCallSweeper({
     store: ctx.store,

@@ -34,7 +34,7 @@ export interface CascadeDeps {
   language: string;
   /** The shared Silero model (SileroVad): one stream per call. */
   vad: { createStream(): VadStreamLike };
-  /** The shared RNNoise denoiser; used when the assistant enables noise cancellation. */
+  /** The shared denoiser backend (spectral or RNNoise); used when the assistant enables noise cancellation. */
   denoiser?: { createStream(): DenoiseStreamLike };
   ambient?: AmbientLibrary;
   /** Optional semantic end-of-turn model for endpoint_type `ai` (the heuristic runs without). */

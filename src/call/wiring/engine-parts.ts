@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type client from 'prom-client';
 import { AmbientLibrary } from '../../audio/ambient.ts';
-import { Denoiser } from '../../audio/denoise.ts';
+import { loadDenoiser } from '../../audio/denoise.ts';
 import { FliteTts, DEFAULT_FLITE_VOICE } from '../../audio/tts-flite.ts';
 import { SileroVad } from '../../audio/vad/silero.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
@@ -43,9 +43,9 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   // Compiling the 21 MB wasm takes about a second in its worker: start now so the first call's
   // apology or flite voice is not the one that waits, but never hold start-up for it.
   flite.warmUp().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'flite warm-up failed'));
-  // RNNoise is a small wasm module (milliseconds to load). A failure costs noise cancellation,
-  // not calls: the cascade runs without a denoiser when none is given.
-  const denoiser = await Denoiser.load().catch((err: unknown) => {
+  // The spectral suppressor by default: RNNoise costs 8-9x the CPU (bench/RESULTS.md). A failure
+  // costs noise cancellation, not calls: the cascade runs without a denoiser when none is given.
+  const denoiser = await loadDenoiser().catch((err: unknown) => {
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
   });

@@ -5,13 +5,19 @@
  * The binary is the flite command line program, so it is driven with flite's own arguments
  * (`-voice slt -t TEXT -o /out/x.wav`) against a preopened temp directory. A synthesis blocks
  * for tens to hundreds of ms, which the event loop carrying RTP cannot afford, so it runs in one
- * worker thread that compiles the module once; each synthesis gets a fresh instance, because a
- * WASI program can be started only once.
+ * child process that compiles the module once; each synthesis gets a fresh instance, because a
+ * WASI program can be started only once. A process, not a worker thread: the WASI module has been
+ * seen to crash natively (SIGSEGV) when run in a worker beside a live engine, and a crashed worker
+ * takes the whole engine with it, while a crashed child costs only the syntheses in flight (they
+ * reject, and the next synthesis starts a new child).
  */
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SAMPLE_RATE, splitPcm, type AudioFrame } from './frame.ts';
 import { resample } from './resample.ts';
 import { readWav, toMono } from './wav.ts';
@@ -43,17 +49,17 @@ interface Job {
   reject: (e: Error) => void;
 }
 
-// Runs inside the worker (CommonJS eval context). Everything it touches is synchronous on
-// purpose: it is the worker's whole job, and it keeps one synthesis strictly after another.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+// Runs inside the child process (CommonJS). Everything it touches is synchronous on purpose: it
+// is the child's whole job, and it keeps one synthesis strictly after another.
+const CHILD_SOURCE = `
 const { WASI } = require('node:wasi');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-// Compiled here, once per worker, so the 21 MB compile never touches the main thread.
-const module_ = new WebAssembly.Module(fs.readFileSync(workerData.wasmPath));
-parentPort.on('message', ({ id, args, wantWav }) => {
+// Compiled here, once per child, so the 21 MB compile never touches the main thread.
+const module_ = new WebAssembly.Module(fs.readFileSync(process.argv[2]));
+process.on('disconnect', () => process.exit(0));
+process.on('message', ({ id, args, wantWav }) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flite-'));
   try {
     const outFd = fs.openSync(path.join(dir, 'stdout'), 'w');
@@ -70,18 +76,29 @@ parentPort.on('message', ({ id, args, wantWav }) => {
     const stdout = fs.readFileSync(path.join(dir, 'stdout'), 'utf8');
     const stderr = fs.readFileSync(path.join(dir, 'stderr'), 'utf8');
     const bytes = wav ? new Uint8Array(wav.buffer, wav.byteOffset, wav.byteLength) : undefined;
-    parentPort.postMessage({ id, code, wav: bytes, stdout, stderr }, bytes ? [bytes.buffer] : []);
+    process.send({ id, code, wav: bytes, stdout, stderr });
   } catch (e) {
-    parentPort.postMessage({ id, error: String(e && e.stack || e) });
+    process.send({ id, error: String(e && e.stack || e) });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 `;
 
-/** One per process: holds the compiled module and the synthesis worker. */
+/** The child's script, written once per process to a private temp directory. */
+let childScript: string | undefined;
+function childScriptPath(): string {
+  if (!childScript) {
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-flite-'));
+    childScript = join(dir, 'flite-child.cjs');
+    writeFileSync(childScript, CHILD_SOURCE, { mode: 0o600 });
+  }
+  return childScript;
+}
+
+/** One per engine: holds the synthesis child process (which holds the compiled module). */
 export class FliteTts {
-  private worker: Worker | undefined;
+  private worker: ChildProcess | undefined;
   private readonly jobs = new Map<number, Job>();
   private nextId = 1;
   private closed = false;
@@ -89,7 +106,7 @@ export class FliteTts {
   private constructor(private readonly wasmPath: string) {}
 
   /**
-   * Locate the wasm binary. The worker that compiles and runs it starts on first use (or on
+   * Locate the wasm binary. The child that compiles and runs it starts on first use (or on
    * `warmUp()`), so loading costs nothing on the main thread.
    */
   static async load(wasmPath?: string): Promise<FliteTts> {
@@ -98,7 +115,7 @@ export class FliteTts {
     return new FliteTts(path);
   }
 
-  /** Start the worker and compile now, so the first real synthesis is not the slow one. */
+  /** Start the child and compile now, so the first real synthesis is not the slow one. */
   async warmUp(): Promise<void> {
     await this.listVoices();
   }
@@ -136,13 +153,17 @@ export class FliteTts {
     for (const frame of splitPcm(samples)) yield { samples: frame, sampleRate: SAMPLE_RATE };
   }
 
-  /** Stop the worker; pending syntheses reject. Idempotent. */
+  /** Stop the child; pending syntheses reject. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
     const w = this.worker;
     this.worker = undefined;
     this.failAll(new Error('FliteTts closed'));
-    if (w) await w.terminate();
+    if (w && w.exitCode === null && w.signalCode === null) {
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      w.kill();
+      await exited;
+    }
   }
 
   private run(args: string[], wantWav: boolean): Promise<{ code: number; wav?: Uint8Array; stdout: string; stderr: string }> {
@@ -153,34 +174,48 @@ export class FliteTts {
       this.jobs.set(id, { resolve, reject });
       // Keep the process alive only while work is queued, so an idle engine can exit.
       worker.ref();
-      worker.postMessage({ id, args, wantWav });
+      worker.channel?.ref();
+      worker.send({ id, args, wantWav }, (err) => {
+        if (err) this.fail(id, err);
+      });
     });
   }
 
-  private ensureWorker(): Worker {
+  private ensureWorker(): ChildProcess {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { wasmPath: this.wasmPath },
+    const worker = fork(childScriptPath(), [this.wasmPath], {
       // node:wasi prints an ExperimentalWarning on first use; it says nothing useful per process.
       execArgv: ['--no-warnings'],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    worker.unref();
+    const idle = () => {
+      worker.unref();
+      worker.channel?.unref();
+    };
+    idle();
     worker.on('message', (m: { id: number; code?: number; wav?: Uint8Array; stdout?: string; stderr?: string; error?: string }) => {
       const job = this.jobs.get(m.id);
       if (!job) return;
       this.jobs.delete(m.id);
-      if (this.jobs.size === 0) worker.unref();
-      if (m.error !== undefined) job.reject(new Error(`flite worker: ${m.error}`));
+      if (this.jobs.size === 0) idle();
+      if (m.error !== undefined) job.reject(new Error(`flite child: ${m.error}`));
       else job.resolve({ code: m.code ?? -1, wav: m.wav, stdout: m.stdout ?? '', stderr: m.stderr ?? '' });
     });
     worker.on('error', (e) => this.failAll(e instanceof Error ? e : new Error(String(e))));
-    worker.on('exit', () => {
+    worker.on('exit', (code, signal) => {
       if (this.worker === worker) this.worker = undefined;
-      this.failAll(new Error('flite worker exited'));
+      this.failAll(new Error(`flite child exited (${signal ?? code})`));
     });
     this.worker = worker;
     return worker;
+  }
+
+  private fail(id: number, e: Error): void {
+    const job = this.jobs.get(id);
+    if (!job) return;
+    this.jobs.delete(id);
+    job.reject(e);
   }
 
   private failAll(e: Error): void {

@@ -70,3 +70,20 @@ describe('flite (WASI) offline TTS', () => {
     await expect(tts.synthesize('hi', { signal: AbortSignal.abort() })).rejects.toThrow();
   });
 });
+
+describe('flite crash isolation', () => {
+  it('a crashed synthesis process rejects its jobs and the next synthesis starts a new one', async () => {
+    const tts = await FliteTts.load();
+    try {
+      await tts.warmUp();
+      const child = (tts as unknown as { worker: import('node:child_process').ChildProcess }).worker;
+      const pending = tts.synthesize('This sentence is long enough to still be synthesizing when the process dies.');
+      child.kill('SIGSEGV');
+      await expect(pending).rejects.toThrow(/flite child exited/);
+      const again = await tts.synthesize('Still speaking.');
+      expect(again.samples.length).toBeGreaterThan(1600);
+    } finally {
+      await tts.close();
+    }
+  });
+});

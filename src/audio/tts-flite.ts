@@ -85,6 +85,9 @@ process.on('message', ({ id, args, wantWav }) => {
 });
 `;
 
+/** The synthesis process died under a job (as opposed to flite refusing the job). */
+class ChildCrash extends Error {}
+
 /** The child's script, written once per process to a private temp directory. */
 let childScript: string | undefined;
 function childScriptPath(): string {
@@ -161,12 +164,24 @@ export class FliteTts {
     this.failAll(new Error('FliteTts closed'));
     if (w && w.exitCode === null && w.signalCode === null) {
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      // An idle child is unref'd; waiting for its exit must keep the process alive.
+      w.ref();
       w.kill();
       await exited;
     }
   }
 
-  private run(args: string[], wantWav: boolean): Promise<{ code: number; wav?: Uint8Array; stdout: string; stderr: string }> {
+  /** One synthesis; if the child dies under it, once more in a fresh child (a crash is not the text's fault). */
+  private async run(args: string[], wantWav: boolean): Promise<{ code: number; wav?: Uint8Array; stdout: string; stderr: string }> {
+    try {
+      return await this.runOnce(args, wantWav);
+    } catch (err) {
+      if (this.closed || !(err instanceof ChildCrash)) throw err;
+      return this.runOnce(args, wantWav);
+    }
+  }
+
+  private runOnce(args: string[], wantWav: boolean): Promise<{ code: number; wav?: Uint8Array; stdout: string; stderr: string }> {
     if (this.closed) return Promise.reject(new Error('FliteTts closed'));
     const worker = this.ensureWorker();
     const id = this.nextId++;
@@ -205,7 +220,7 @@ export class FliteTts {
     worker.on('error', (e) => this.failAll(e instanceof Error ? e : new Error(String(e))));
     worker.on('exit', (code, signal) => {
       if (this.worker === worker) this.worker = undefined;
-      this.failAll(new Error(`flite child exited (${signal ?? code})`));
+      this.failAll(new ChildCrash(`flite child exited (${signal ?? code})`));
     });
     this.worker = worker;
     return worker;

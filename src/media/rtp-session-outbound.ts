@@ -10,12 +10,24 @@
  *
  * Frames are encoded at send time, not when written, so the encoder only ever sees what really
  * goes out: a flush never leaves ADPCM (G.722) or Opus prediction state ahead of the decoder.
+ *
+ * After an event-loop stall the ticker skips slots (it never bursts more than a few). RTP
+ * timestamps keep following real time: they advance by the skipped slots, and the next audio
+ * packet carries the marker bit, so the far end sees a talkspurt gap rather than a clock that
+ * fell behind for good. Queued audio is kept (a stall never cuts speech: the far end already
+ * heard a gap), but the stream must not stay behind real time: the skipped time is owed as
+ * "lag" and paid back by dropping quiet frames (pauses) from the queue as they come up; lag
+ * beyond `maxLagMs` (default 200 ms) is hopelessly late and dropped at once from the head of the
+ * queue. An empty queue owes nothing. So a real-time writer (an echo, a bridge) returns to its
+ * pre-stall delay at the next pause, and a writer that queues far ahead loses nothing to a stall
+ * shorter than `maxLagMs`.
  */
-import { FRAME_MS, silenceFrame, type AudioFrame } from '../audio/frame.ts';
+import { FRAME_MS, type AudioFrame } from '../audio/frame.ts';
 import { OutboundTranscoder } from './codecs/transcode.ts';
 import { digitToEvent, planDtmf } from './dtmf.ts';
 import type { DtmfSendOptions, OutboundAudio } from './media-types.ts';
-import { DeadlineTicker } from './rtp-session-ticker.ts';
+import { createTicker, type TickerFactory } from './media-clock.ts';
+import type { SlotTicker, TickerStats } from './rtp-session-ticker.ts';
 import type { NegotiatedMedia } from './sdp-negotiate.ts';
 import type { Clock } from '../util/clock.ts';
 import { AppError } from '../util/errors.ts';
@@ -35,7 +47,18 @@ export interface OutboundOptions {
   /** writeStream() keeps this much queued ahead (default 100 ms). */
   streamAheadMs?: number;
   initialTimestamp: number;
+  /** Stall time owed beyond which queued audio is dropped at once (default 200 ms; see above). */
+  maxLagMs?: number;
+  /** Where the slot timer comes from (default: the clock's shared media scheduler). */
+  ticker?: TickerFactory;
+  /** Groups this loop with the session's playout loop in the shared scheduler (same phase). */
+  lane?: object;
 }
+
+/** Peak level under which a queued frame counts as a pause that lag may be paid back from (about -50 dBFS). */
+const QUIET_PEAK = 100;
+/** Empty slots after which the lag owed is forgotten: nothing late can still be on its way. */
+const LAG_FORGET_SLOTS = 10;
 
 interface DtmfSlot {
   /** Absent for the quiet slots between digits. */
@@ -57,7 +80,7 @@ export class OutboundPath implements OutboundAudio {
   private readonly streamAhead: number;
   private media: NegotiatedMedia;
   private transcoder: OutboundTranscoder;
-  private ticker: DeadlineTicker;
+  private ticker: SlotTicker;
   private readonly queue: AudioFrame[] = [];
   /** Payloads encoded but not yet sent (ptime < 20 makes two per frame). */
   private spill: Encoded[] = [];
@@ -69,7 +92,14 @@ export class OutboundPath implements OutboundAudio {
   private sending = false;
   private closed = false;
   private waiters: Array<() => void> = [];
-  readonly counters = { framesDropped: 0, dtmfSent: 0 };
+  private readonly makeTicker: TickerFactory;
+  private readonly lane: object | undefined;
+  private readonly maxLag: number;
+  /** Frames the stream is behind real time after stalls (see the header). */
+  private lag = 0;
+  private emptySlots = 0;
+  private readonly onSlot = (lateMs: number, skipped: number): void => this.slot(lateMs, skipped);
+  readonly counters = { framesDropped: 0, dtmfSent: 0, lateFramesDropped: 0 };
 
   constructor(media: NegotiatedMedia, options: OutboundOptions) {
     this.clock = options.clock;
@@ -79,14 +109,17 @@ export class OutboundPath implements OutboundAudio {
     this.timestamp = options.initialTimestamp >>> 0;
     this.media = media;
     this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs);
-    this.ticker = new DeadlineTicker(this.clock, media.ptimeMs, () => this.slot());
+    this.makeTicker = options.ticker ?? createTicker;
+    this.lane = options.lane;
+    this.maxLag = Math.max(0, Math.floor((options.maxLagMs ?? 200) / FRAME_MS));
+    this.ticker = this.makeTicker(this.clock, media.ptimeMs, this.onSlot, 3, this.lane);
   }
 
   get playing(): boolean {
     return this.queue.length > 0 || this.spill.some((e) => e.audio);
   }
 
-  get tickerStats(): { skippedSlots: number; maxLateMs: number } {
+  get tickerStats(): TickerStats {
     return this.ticker.stats;
   }
 
@@ -148,6 +181,7 @@ export class OutboundPath implements OutboundAudio {
     this.transcoder.reset();
     this.counters.framesDropped += dropped;
     this.marker = true;
+    this.lag = 0;
     this.wake();
     return dropped;
   }
@@ -185,7 +219,7 @@ export class OutboundPath implements OutboundAudio {
     if (!sending) {
       this.ticker.stop();
       this.flush();
-      this.failDtmf(new AppError('media stopped sending (hold)', 409, 'MEDIA_NOT_SENDING'));
+      if (this.dtmf.length > 0) this.failDtmf(new AppError('media stopped sending (hold)', 409, 'MEDIA_NOT_SENDING'));
       return;
     }
     if (this.lastSlotMs !== undefined) {
@@ -211,10 +245,10 @@ export class OutboundPath implements OutboundAudio {
     if (old.ptimeMs !== media.ptimeMs) {
       const wasRunning = this.ticker.isRunning;
       this.ticker.stop();
-      this.ticker = new DeadlineTicker(this.clock, media.ptimeMs, () => this.slot());
+      this.ticker = this.makeTicker(this.clock, media.ptimeMs, this.onSlot, 3, this.lane);
       if (wasRunning) this.ticker.start();
     }
-    if (media.dtmfPayloadType === undefined) this.failDtmf(new AppError('telephone-event no longer negotiated', 409, 'DTMF_NOT_NEGOTIATED'));
+    if (media.dtmfPayloadType === undefined && this.dtmf.length > 0) this.failDtmf(new AppError('telephone-event no longer negotiated', 409, 'DTMF_NOT_NEGOTIATED'));
   }
 
   close(): void {
@@ -224,13 +258,16 @@ export class OutboundPath implements OutboundAudio {
     this.ticker.stop();
     this.queue.length = 0;
     this.spill = [];
-    this.failDtmf(new AppError('media closed', 409, 'MEDIA_CLOSED'));
+    // Most calls end with nothing pending: no error (and no stack trace) built for nobody.
+    if (this.dtmf.length > 0) this.failDtmf(new AppError('media closed', 409, 'MEDIA_CLOSED'));
     this.transcoder.close();
     this.wake();
   }
 
-  private slot(): void {
+  private slot(_lateMs: number, skipped: number): void {
     this.lastSlotMs = this.clock.monotonic();
+    if (skipped > 0) this.skip(skipped);
+    if (this.lag > 0) this.payLag();
     const dtmf = this.dtmf.shift();
     if (dtmf) this.sendDtmfSlot(dtmf);
     else {
@@ -243,6 +280,33 @@ export class OutboundPath implements OutboundAudio {
     }
     this.timestamp = (this.timestamp + this.transcoder.ticksPerPacket) >>> 0;
     this.wake();
+  }
+
+  /** Slots that went by unserved during a stall: the timestamp follows real time, the marker flags the gap. */
+  private skip(slots: number): void {
+    this.timestamp = (this.timestamp + slots * this.transcoder.ticksPerPacket) >>> 0;
+    this.marker = true;
+    this.emptySlots = 0;
+    this.lag = Math.min(this.lag + Math.round((slots * this.media.ptimeMs) / FRAME_MS), this.maxQueued);
+  }
+
+  /** Pay back stall time: drop what is hopelessly late, then quiet frames at the head of the queue. */
+  private payLag(): void {
+    if (this.queue.length === 0) {
+      if (++this.emptySlots >= LAG_FORGET_SLOTS) this.lag = 0;
+      return;
+    }
+    this.emptySlots = 0;
+    const excess = Math.min(this.lag - this.maxLag, this.queue.length);
+    if (excess > 0) this.dropLate(excess);
+    while (this.lag > 0 && this.queue.length > 0 && isQuiet(this.queue[0]!)) this.dropLate(1);
+  }
+
+  private dropLate(frames: number): void {
+    this.queue.splice(0, frames);
+    this.lag -= frames;
+    this.counters.framesDropped += frames;
+    this.counters.lateFramesDropped += frames;
   }
 
   private sendDtmfSlot(slot: DtmfSlot): void {
@@ -266,7 +330,8 @@ export class OutboundPath implements OutboundAudio {
       const frame = silenceOnly ? undefined : this.queue.shift();
       const audio = frame !== undefined;
       try {
-        for (const payload of this.transcoder.encode(frame ?? silenceFrame())) this.spill.push({ payload, audio });
+        const payloads = frame ? this.transcoder.encode(frame) : this.transcoder.encodeSilence();
+        for (const payload of payloads) this.spill.push({ payload, audio });
       } catch {
         // A frame the encoder rejects (e.g. wrong length) is dropped rather than stopping the call.
         this.counters.framesDropped++;
@@ -294,4 +359,14 @@ export class OutboundPath implements OutboundAudio {
       if ((await Promise.race([woken, aborted])) === 'aborted') return;
     }
   }
+}
+
+/** True when no sample of the frame reaches QUIET_PEAK: a pause, safe to drop to catch up. */
+function isQuiet(frame: AudioFrame): boolean {
+  const samples = frame.samples;
+  for (let i = 0; i < samples.length; i++) {
+    const v = samples[i]!;
+    if (v >= QUIET_PEAK || v <= -QUIET_PEAK) return false;
+  }
+  return true;
 }

@@ -2,6 +2,9 @@
  * A repeating slot timer on absolute deadlines (start + n × intervalMs), for the session's two
  * media loops. One clock timer at a time, re-armed per slot, so a drifting setInterval never
  * creeps into the audio, and stop() leaves nothing behind.
+ *
+ * `SlotTicker` is the shape the session's loops depend on; `DeadlineTicker` runs one timer of its
+ * own, `SharedTicker` (media-clock.ts) rides one process-wide timer per interval.
  */
 import type { Clock, Timer } from '../util/clock.ts';
 import { PacingSchedule } from './pacer.ts';
@@ -9,10 +12,39 @@ import { PacingSchedule } from './pacer.ts';
 export interface TickerStats {
   /** Slots given up after an event-loop stall longer than `maxCatchUp` slots. */
   skippedSlots: number;
+  /** Worst lateness seen, measured against the oldest slot due (before any skip), so a stall shows at its full length. */
   maxLateMs: number;
 }
 
-export class DeadlineTicker {
+/**
+ * Called once per served slot. `lateMs` is how late this slot is against its deadline;
+ * `skipped` is how many slots were given up just before this one (non-zero only for the first
+ * slot served after a stall), so a consumer that derives time from slot counts (RTP timestamps)
+ * can keep following real time.
+ */
+export type SlotHandler = (lateMs: number, skipped: number) => void;
+
+export interface SlotTicker {
+  readonly intervalMs: number;
+  readonly isRunning: boolean;
+  readonly stats: TickerStats;
+  start(): void;
+  stop(): void;
+}
+
+/**
+ * The pure catch-up rule shared by both tickers: given `due` slots (oldest first) and the
+ * oldest one's lateness, how many to serve and how many to skip. Records the stats.
+ */
+export function planCatchUp(stats: TickerStats, due: number, oldestLateMs: number, maxCatchUp: number): number {
+  if (oldestLateMs > stats.maxLateMs) stats.maxLateMs = oldestLateMs;
+  if (due <= maxCatchUp) return 0;
+  const skip = due - maxCatchUp;
+  stats.skippedSlots += skip;
+  return skip;
+}
+
+export class DeadlineTicker implements SlotTicker {
   private schedule: PacingSchedule;
   private nextIndex = 0;
   private timer: Timer | undefined;
@@ -20,14 +52,14 @@ export class DeadlineTicker {
   readonly stats: TickerStats = { skippedSlots: 0, maxLateMs: 0 };
 
   /**
-   * @param onSlot called once per slot with the slot's lateness; several times in one turn when
-   *   the loop catches up after a short stall.
+   * @param onSlot called once per slot with the slot's lateness and the slots skipped before
+   *   it; several times in one turn when the loop catches up after a short stall.
    * @param maxCatchUp slots served in one burst after a stall; older ones are skipped.
    */
   constructor(
     private readonly clock: Clock,
     readonly intervalMs: number,
-    private readonly onSlot: (lateMs: number) => void,
+    private readonly onSlot: SlotHandler,
     private readonly maxCatchUp = 3,
   ) {
     this.schedule = new PacingSchedule(clock.monotonic(), intervalMs);
@@ -62,17 +94,16 @@ export class DeadlineTicker {
     if (!this.running) return;
     const now = this.clock.monotonic();
     let due = this.schedule.dueCount(this.nextIndex, now);
-    if (due > this.maxCatchUp) {
-      const skip = due - this.maxCatchUp;
-      this.nextIndex += skip;
-      this.stats.skippedSlots += skip;
-      due = this.maxCatchUp;
+    let skipped = 0;
+    if (due > 0) {
+      skipped = planCatchUp(this.stats, due, now - this.schedule.dueAt(this.nextIndex), this.maxCatchUp);
+      this.nextIndex += skipped;
+      due -= skipped;
     }
     for (let i = 0; i < due; i++) {
       const lateMs = now - this.schedule.dueAt(this.nextIndex);
-      if (lateMs > this.stats.maxLateMs) this.stats.maxLateMs = lateMs;
       this.nextIndex++;
-      this.onSlot(lateMs);
+      this.onSlot(lateMs, i === 0 ? skipped : 0);
       // The slot handler may have stopped us (e.g. a send error closed the session).
       if (!this.running) return;
     }

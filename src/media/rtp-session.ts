@@ -1,6 +1,7 @@
 /**
  * RtpSession: one call's media. Owns its RTP/RTCP port pair, both media loops (playout and
- * send, each one deadline timer), the RTCP timer and every socket listener; `close()` is
+ * send; by default both ride the process-wide MediaScheduler of media-clock.ts, one timer for
+ * every call), the RTCP timer and every socket listener; `close()` is
  * idempotent and gives the ports back to the pool (ARCHITECTURE.md §6).
  *
  * Life cycle: `allocate()` (ports, so our SDP can be written) → `start(negotiated)` →
@@ -25,7 +26,8 @@ import { InboundPath } from './rtp-session-inbound.ts';
 import { OutboundPath, type OutboundPacket } from './rtp-session-outbound.ts';
 import { DropOldestQueue } from './rtp-session-queue.ts';
 import { RtcpReporter } from './rtp-session-rtcp.ts';
-import { DeadlineTicker } from './rtp-session-ticker.ts';
+import { createTicker, type TickerFactory } from './media-clock.ts';
+import type { SlotTicker } from './rtp-session-ticker.ts';
 import type { NegotiatedMedia } from './sdp-negotiate.ts';
 import { canSend, isHoldAddress } from './sdp.ts';
 import type { TransportAddress } from './source-filter.ts';
@@ -49,6 +51,12 @@ export interface RtpSessionOptions {
   cname?: string;
   /** Fixed RTCP report interval; by default RFC 3550's randomised ~5 s (2.5 s for the first). */
   rtcpIntervalMs?: number;
+  /**
+   * Where the playout and send loops get their slots: by default the scheduler shared by every
+   * session on the same clock and ptime (media-clock.ts). `(c, i, f, n) => new DeadlineTicker(c, i, f, n)`
+   * gives the session timers of its own.
+   */
+  ticker?: TickerFactory;
 }
 
 export interface LocalPorts {
@@ -73,7 +81,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private in: InboundPath | undefined;
   private out: OutboundPath | undefined;
   private rtcp: RtcpReporter | undefined;
-  private playout: DeadlineTicker | undefined;
+  private playout: SlotTicker | undefined;
   private rtcpTarget: TransportAddress | undefined;
   private sequence: number;
   private readonly initialTimestamp: number;
@@ -145,6 +153,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       clock: this.clock,
       send: (packet) => this.sendRtp(packet),
       initialTimestamp: this.initialTimestamp,
+      ticker: this.options.ticker ?? createTicker,
+      lane: this,
       ...(this.options.maxQueuedMs !== undefined ? { maxQueuedMs: this.options.maxQueuedMs } : {}),
     });
     const out = this.out;
@@ -172,7 +182,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     );
     // Up to 10 slots (200 ms) are caught up after a stall: the jitter buffer holds them anyway,
     // and the consumer's frame count has to keep matching the wall clock.
-    this.playout = new DeadlineTicker(this.clock, 20, () => this.playoutSlot(), 10);
+    this.playout = (this.options.ticker ?? createTicker)(this.clock, 20, () => this.playoutSlot(), 10, this);
     this.playout.start();
     this.out.setSending(this.maySend(media));
     this.rtcp.start();

@@ -4,6 +4,7 @@
  * inbound INVITEs through routing and admission (src/call/inbound-calls.ts); registrations of
  * `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters, releases ports.
  */
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
@@ -32,7 +33,10 @@ export interface SipServerOptions {
   clock?: Clock;
   /** Timestamps on call records (the store's clock; default `clock`). */
   recordClock?: Clock;
+  /** Live-call caps per account and per trunk, and the rest of CallLimits (default DEFAULT_LIMITS). */
   limits?: Partial<CallLimits>;
+  /** When to refuse new INVITEs with 503 because this process is overloaded (default DEFAULT_OVERLOAD). */
+  overload?: Partial<OverloadOptions>;
   abuse?: Partial<Omit<AbuseGuardOptions, 'clock' | 'trusted'>>;
   timers?: Partial<TimerConfig>;
   /** No inbound RTP for this long hangs up (default 30 s). */
@@ -52,7 +56,82 @@ export const DEFAULT_LIMITS: CallLimits = {
   diagnosticsMaxMs: 300_000,
 };
 
+/**
+ * Overload shedding: new INVITEs are answered 503 with Retry-After, before any store work or
+ * port allocation, while this process cannot take another call. A carrier then fails over to
+ * another engine at once instead of waiting out timeouts on a saturated one. In-dialog requests
+ * (re-INVITE, BYE) are never shed.
+ */
+export interface OverloadOptions {
+  /** Live calls in this process (all accounts and trunks) beyond which new INVITEs are shed. */
+  maxLiveCalls: number;
+  /**
+   * Event-loop delay p99 above which new INVITEs are shed, when it held for each of the last two
+   * whole seconds (one stall from a GC or a slow query is not overload); 0 turns the check off.
+   */
+  maxLoopDelayMs: number;
+  /** Retry-After (seconds) on the 503. */
+  retryAfterS: number;
+}
+
+/**
+ * The media loop of every call runs on the event-loop thread, which saturates at about 140
+ * G.711 echo calls on 2 cores (bench/RESULTS.md); the lag check sheds well before calls
+ * degrade audibly, the call cap is a backstop above the per-account and per-trunk caps.
+ */
+export const DEFAULT_OVERLOAD: OverloadOptions = {
+  maxLiveCalls: 500,
+  maxLoopDelayMs: 50,
+  retryAfterS: 5,
+};
+
+/** Event-loop delay histogram resolution, subtracted from readings (Node counts the whole interval). */
+const LOOP_RESOLUTION_MS = 10;
+
+/** Fewer samples than this in a second (the loop was blocked most of it) count as one long stall. */
+const LOOP_MIN_SAMPLES = 20;
+
+/** Event-loop delay p99 per whole second, measured on real time (not the injected clock). */
+class LoopLag {
+  private readonly histogram: IntervalHistogram;
+  private readonly timer: NodeJS.Timeout;
+  private last = 0;
+  private previous = 0;
+  private lastRotation = performance.now();
+
+  constructor() {
+    this.histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+    this.histogram.enable();
+    this.timer = setInterval(() => this.rotate(), 1000);
+    this.timer.unref();
+  }
+
+  /** The lower p99 of the last two whole seconds, in ms: high only when the lag is sustained. */
+  get p99Ms(): number {
+    return Math.min(this.last, this.previous);
+  }
+
+  private rotate(): void {
+    const now = performance.now();
+    const h = this.histogram;
+    // A loop blocked for most of the second leaves few samples: its delay is the gap itself.
+    const p99 = h.count >= LOOP_MIN_SAMPLES ? h.percentile(99) / 1e6 - LOOP_RESOLUTION_MS : now - this.lastRotation - 1000;
+    this.previous = this.last;
+    this.last = Math.max(0, p99);
+    this.lastRotation = now;
+    h.reset();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.histogram.disable();
+  }
+}
+
 export class SipServer {
+  /** The defaults the composition root passes (src/main.ts); change them here, not per deployment. */
+  static readonly defaults: Readonly<{ limits: CallLimits; overload: OverloadOptions }> = { limits: DEFAULT_LIMITS, overload: DEFAULT_OVERLOAD };
+
   readonly ua: UserAgent;
   readonly registry = new CallRegistry();
   readonly pool: PortPool;
@@ -62,6 +141,11 @@ export class SipServer {
   readonly env: CallEnv;
   private readonly inFlight = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
+  readonly overload: OverloadOptions;
+  private readonly loopLag: LoopLag | undefined;
+  /** INVITEs refused with 503 because of load. */
+  readonly shed = { loopDelay: 0, liveCalls: 0 };
+  private lastShedLog = -Infinity;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
     const clock = opts.clock ?? systemClock;
@@ -96,7 +180,20 @@ export class SipServer {
       auth: new TrunkAuthenticator(clock, publicHost),
       strike: (ip) => this.abuse.strike(ip),
     };
+    this.overload = { ...DEFAULT_OVERLOAD, ...opts.overload };
+    this.loopLag = this.overload.maxLoopDelayMs > 0 ? new LoopLag() : undefined;
     ua.onInvite = (incoming) => {
+      const why = this.overloaded();
+      if (why) {
+        this.shed[why]++;
+        incoming.reject(503, 'Service Unavailable', [{ name: 'retry-after', value: String(this.overload.retryAfterS) }]);
+        const now = clock.monotonic();
+        if (now - this.lastShedLog >= 10_000) {
+          this.lastShedLog = now;
+          logger.warn({ why, shed: this.shed, liveCalls: this.registry.size, loopDelayP99Ms: this.loopLag?.p99Ms }, 'overloaded: new calls refused with 503');
+        }
+        return;
+      }
       const work = handleInboundInvite(this.env, gate, incoming).catch((err: unknown) => {
         logger.error({ err: (err as Error).message }, 'inbound INVITE failed');
         if (incoming.state === 'pending') incoming.reject(500);
@@ -146,6 +243,13 @@ export class SipServer {
     };
   }
 
+  /** Why a new call must be refused right now, if it must. */
+  private overloaded(): keyof SipServer['shed'] | undefined {
+    if (this.registry.size >= this.overload.maxLiveCalls) return 'liveCalls';
+    if (this.loopLag && this.loopLag.p99Ms > this.overload.maxLoopDelayMs) return 'loopDelay';
+    return undefined;
+  }
+
   /** Keeps a handle on background work so close() can wait for it. */
   private own(work: Promise<void>): void {
     this.inFlight.add(work);
@@ -166,6 +270,7 @@ export class SipServer {
       await this.registry.drain(0);
       await this.registrations.close();
       await this.ua.close();
+      this.loopLag?.close();
     })();
     return this.closing;
   }

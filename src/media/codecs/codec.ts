@@ -20,6 +20,11 @@ export interface Codec {
   readonly ptimesMs: readonly number[];
   /** a=fmtp parameters we advertise, if any. */
   readonly fmtp?: string;
+  /**
+   * The encoder keeps no state from one packet to the next (G.711), so the payload for a
+   * packet of silence is always the same bytes and may be encoded once and reused.
+   */
+  readonly stateless?: boolean;
   encoder(): CodecEncoder;
   decoder(): CodecDecoder;
 }

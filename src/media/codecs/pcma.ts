@@ -10,6 +10,7 @@ export const pcma: Codec = {
   channels: 1,
   sampleRate: 8000,
   frameMs: 20,
+  stateless: true,
   ptimesMs: [20, 10, 30, 40, 50, 60],
   encoder: (): CodecEncoder => ({ encode: (pcm) => alaw.encode(pcm) }),
   decoder: () => g711Decoder(alaw.decode),

@@ -9,6 +9,7 @@ export const pcmu: Codec = {
   channels: 1,
   sampleRate: 8000,
   frameMs: 20,
+  stateless: true,
   ptimesMs: [20, 10, 30, 40, 50, 60],
   encoder: (): CodecEncoder => ({ encode: (pcm) => ulaw.encode(pcm) }),
   decoder: (): CodecDecoder => g711Decoder(ulaw.decode),

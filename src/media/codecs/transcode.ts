@@ -20,12 +20,13 @@ export class InboundTranscoder {
 
   /** Usually one frame per 20 ms packet; 0 or 2 around odd packet sizes (ptime 30, 10). */
   decode(payload: Uint8Array): AudioFrame[] {
-    return this.chunker.push(this.resampler.process(this.decoder.decode(payload)));
+    // processShared: the chunker copies what it keeps, so the resampler's buffer is reused.
+    return this.chunker.push(this.resampler.processShared(this.decoder.decode(payload)));
   }
 
   /** Frames standing in for one lost packet, produced by the codec's concealment. */
   conceal(): AudioFrame[] {
-    return this.chunker.push(this.resampler.process(this.decoder.conceal()));
+    return this.chunker.push(this.resampler.processShared(this.decoder.conceal()));
   }
 
   close(): void {
@@ -33,11 +34,27 @@ export class InboundTranscoder {
   }
 }
 
+/** A 20 ms frame of silence at the engine rate; never written to, so one serves every call. */
+const SILENT_FRAME: AudioFrame = Object.freeze({ samples: new Int16Array(SAMPLE_RATE / (1000 / FRAME_MS)), sampleRate: SAMPLE_RATE });
+
+/** Encoded silence for stateless codecs, per codec and packet time: the same bytes every time. */
+const silencePayloads = new WeakMap<Codec, Map<number, Buffer>>();
+
+/**
+ * Silence frames after audio before the resampler's history is all zeros again (its filter is
+ * far shorter than a frame, so one would do; two leave margin), from which point a packet of
+ * silence is exactly the cached payload.
+ */
+const QUIET_AFTER_FRAMES = 2;
+
 /** AudioFrames → RTP payloads of `ptimeMs` each. */
 export class OutboundTranscoder {
   private readonly encoder: CodecEncoder;
   private resampler: Resampler;
   private readonly packetizer: FrameChunker;
+  /** Silence frames encoded since the last audio frame (or reset). */
+  private silentRun = QUIET_AFTER_FRAMES;
+  private cachedSilence: Buffer[] | undefined;
 
   constructor(
     readonly codec: Codec,
@@ -55,11 +72,42 @@ export class OutboundTranscoder {
 
   /** Zero or more payloads: with ptime 40 every second frame yields one, with 10 each yields two. */
   encode(frame: AudioFrame): Buffer[] {
+    this.silentRun = 0;
+    return this.encodePcm(frame);
+  }
+
+  /**
+   * One frame of silence. For a stateless codec at a 20 ms packet time, once the resampler and
+   * packetizer hold nothing but zeros, this is the cached payload (no resampling, no encoding);
+   * until then (the tail of the last audio is still in the filter) it is encoded as usual.
+   */
+  encodeSilence(): Buffer[] {
+    if (this.silentRun >= QUIET_AFTER_FRAMES && this.codec.stateless && this.ptimeMs === FRAME_MS && this.packetizer.pending === 0) {
+      this.cachedSilence ??= [this.silencePayload()];
+      return this.cachedSilence;
+    }
+    this.silentRun++;
+    return this.encodePcm(SILENT_FRAME);
+  }
+
+  private silencePayload(): Buffer {
+    let byPtime = silencePayloads.get(this.codec);
+    if (!byPtime) silencePayloads.set(this.codec, (byPtime = new Map()));
+    let payload = byPtime.get(this.ptimeMs);
+    if (!payload) {
+      payload = this.codec.encoder().encode(new Int16Array(pcmSamples(this.codec, this.ptimeMs)));
+      byPtime.set(this.ptimeMs, payload);
+    }
+    return payload;
+  }
+
+  private encodePcm(frame: AudioFrame): Buffer[] {
     if (frame.sampleRate !== this.resampler.fromRate) {
       // A source at another rate (a provider that skipped the edge) still plays correctly.
       this.resampler = new Resampler(frame.sampleRate, this.codec.sampleRate);
     }
-    const pcm = this.resampler.process(frame.samples);
+    // processShared: the packetizer copies what it keeps, so the resampler's buffer is reused.
+    const pcm = this.resampler.processShared(frame.samples);
     return this.packetizer.push(pcm).map((packet) => this.encoder.encode(packet.samples));
   }
 
@@ -73,6 +121,7 @@ export class OutboundTranscoder {
   reset(): void {
     this.packetizer.reset();
     this.resampler.reset();
+    this.silentRun = QUIET_AFTER_FRAMES;
   }
 
   close(): void {

@@ -1,0 +1,231 @@
+/**
+ * One media clock for every call in the process: a `MediaScheduler` per (clock, interval) runs
+ * one timer on absolute deadlines and, in each pass, serves every registered slot handler that
+ * is due: each session's inbound playout and outbound send, one after the other. With N calls
+ * that is one timer wake-up per phase instead of 2 × N timers per 20 ms, so per-slot work no
+ * longer interleaves with hundreds of timer callbacks.
+ *
+ * Sessions are spread over PHASES sub-slots of the interval (5 ms apart at 20 ms; a session's
+ * two loops share its phase), so one pass holds a quarter of the calls and the event loop is
+ * never blocked by all of them at once; packets also leave spread out, as from real phones.
+ *
+ * Each member keeps DeadlineTicker's contract: its first slot is due at once on start(), later
+ * ones on its phase's grid; after a stall it catches up at most `maxCatchUp` slots and reports
+ * the skipped ones to its handler; stats count skips and the true lateness (before skipping).
+ * A handler that throws does not stop the others: the first error is rethrown after the pass,
+ * where an unshared timer's error would have surfaced.
+ */
+import type { Clock, Timer } from '../util/clock.ts';
+import { planCatchUp, type SlotHandler, type SlotTicker, type TickerStats } from './rtp-session-ticker.ts';
+
+/** Makes a session's slot timer; `lane` groups the loops of one session into one phase. */
+export type TickerFactory = (clock: Clock, intervalMs: number, onSlot: SlotHandler, maxCatchUp: number, lane?: object) => SlotTicker;
+
+/** Sub-slots of the interval that sessions are spread over (when the interval divides evenly). */
+const PHASES = 4;
+
+interface Member {
+  readonly onSlot: SlotHandler;
+  readonly maxCatchUp: number;
+  readonly stats: TickerStats;
+  phase: number;
+  /** Next slot index on this member's phase grid. */
+  nextIndex: number;
+  /** When it joined: its first slot's lateness is counted from here, not from the grid. */
+  joinedAt: number;
+  active: boolean;
+}
+
+export class MediaScheduler {
+  private members: Member[] = [];
+  private readonly phaseCount: number;
+  private readonly phaseMs: number;
+  private readonly lanePhase = new WeakMap<object, number>();
+  private readonly phaseLoad: number[];
+  private startMs = 0;
+  private timer: Timer | undefined;
+  private timerAt = Infinity;
+  private ticking = false;
+  private dirty = false;
+  /** Passes run and members served, for diagnostics. */
+  readonly counters = { passes: 0, slots: 0 };
+
+  constructor(
+    readonly clock: Clock,
+    readonly intervalMs: number,
+  ) {
+    this.phaseCount = intervalMs % PHASES === 0 ? PHASES : 1;
+    this.phaseMs = intervalMs / this.phaseCount;
+    this.phaseLoad = new Array<number>(this.phaseCount).fill(0);
+  }
+
+  /** Members currently registered (each session counts its playout and send loops). */
+  get size(): number {
+    let n = 0;
+    for (const m of this.members) if (m.active) n++;
+    return n;
+  }
+
+  /** True while the scheduler's one timer is armed. */
+  get armed(): boolean {
+    return this.timer !== undefined;
+  }
+
+  ticker(onSlot: SlotHandler, maxCatchUp = 3, lane?: object): SlotTicker {
+    return new SharedTicker(this, onSlot, maxCatchUp, lane);
+  }
+
+  /** @internal SharedTicker.start(). */
+  join(onSlot: SlotHandler, maxCatchUp: number, stats: TickerStats, lane: object | undefined): Member {
+    const now = this.clock.monotonic();
+    if (!this.members.some((m) => m.active)) {
+      // A fresh grid whenever the process had no media: the first call starts on its own time.
+      this.startMs = now;
+      this.phaseLoad.fill(0);
+    }
+    const phase = this.phaseFor(lane);
+    this.phaseLoad[phase]!++;
+    const member: Member = { onSlot, maxCatchUp, stats, phase, nextIndex: 0, joinedAt: now, active: true };
+    // The slot in progress on its phase grid (-1 when the phase has not begun yet): due already,
+    // so it is served at once; its lateness counts from `joinedAt`.
+    member.nextIndex = Math.floor((now - this.phaseStart(phase)) / this.intervalMs);
+    this.members.push(member);
+    if (!this.ticking) this.armAt(now, now);
+    return member;
+  }
+
+  /** @internal SharedTicker.stop(). */
+  leave(member: Member): void {
+    if (!member.active) return;
+    member.active = false;
+    this.phaseLoad[member.phase]!--;
+    this.dirty = true;
+    if (this.ticking) return;
+    this.compact();
+    if (this.members.length === 0) this.disarm();
+  }
+
+  private phaseFor(lane: object | undefined): number {
+    if (lane) {
+      const known = this.lanePhase.get(lane);
+      if (known !== undefined) return known;
+    }
+    let best = 0;
+    for (let p = 1; p < this.phaseCount; p++) if (this.phaseLoad[p]! < this.phaseLoad[best]!) best = p;
+    if (lane) this.lanePhase.set(lane, best);
+    return best;
+  }
+
+  private phaseStart(phase: number): number {
+    return this.startMs + phase * this.phaseMs;
+  }
+
+  private dueAt(member: Member, index: number): number {
+    return this.phaseStart(member.phase) + index * this.intervalMs;
+  }
+
+  private armAt(at: number, now: number): void {
+    if (this.timer && this.timerAt <= at) return;
+    this.timer?.cancel();
+    this.timerAt = at;
+    this.timer = this.clock.setTimeout(() => this.tick(), Math.max(0, at - now));
+  }
+
+  private disarm(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  private compact(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    this.members = this.members.filter((m) => m.active);
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = this.clock.monotonic();
+    this.ticking = true;
+    this.counters.passes++;
+    let failure: { error: unknown } | undefined;
+    const members = this.members;
+    // Members joining during the pass are appended and served in it if due.
+    for (let i = 0; i < members.length; i++) {
+      const m = members[i]!;
+      if (!m.active) continue;
+      const current = Math.floor((now - this.phaseStart(m.phase)) / this.intervalMs);
+      let due = current - m.nextIndex + 1;
+      if (due <= 0) continue;
+      const skipped = planCatchUp(m.stats, due, now - Math.max(this.dueAt(m, m.nextIndex), m.joinedAt), m.maxCatchUp);
+      m.nextIndex += skipped;
+      due -= skipped;
+      for (let k = 0; k < due && m.active; k++) {
+        const lateMs = now - Math.max(this.dueAt(m, m.nextIndex), m.joinedAt);
+        m.nextIndex++;
+        this.counters.slots++;
+        try {
+          m.onSlot(lateMs, k === 0 ? skipped : 0);
+        } catch (error) {
+          failure ??= { error };
+        }
+      }
+    }
+    this.ticking = false;
+    this.compact();
+    let next = Infinity;
+    for (const m of this.members) {
+      const at = this.dueAt(m, m.nextIndex);
+      if (at < next) next = at;
+    }
+    if (next !== Infinity) this.armAt(next, now);
+    if (failure) throw failure.error;
+  }
+}
+
+/** A session loop's view of the shared scheduler: the same API as DeadlineTicker. */
+export class SharedTicker implements SlotTicker {
+  readonly stats: TickerStats = { skippedSlots: 0, maxLateMs: 0 };
+  private member: Member | undefined;
+
+  constructor(
+    private readonly scheduler: MediaScheduler,
+    private readonly onSlot: SlotHandler,
+    private readonly maxCatchUp: number,
+    private readonly lane: object | undefined,
+  ) {}
+
+  get intervalMs(): number {
+    return this.scheduler.intervalMs;
+  }
+
+  get isRunning(): boolean {
+    return this.member?.active ?? false;
+  }
+
+  start(): void {
+    if (this.isRunning) return;
+    this.member = this.scheduler.join(this.onSlot, this.maxCatchUp, this.stats, this.lane);
+  }
+
+  stop(): void {
+    if (this.member) this.scheduler.leave(this.member);
+    this.member = undefined;
+  }
+}
+
+const schedulers = new WeakMap<Clock, Map<number, MediaScheduler>>();
+
+/** The scheduler all sessions on `clock` with this interval share (created on first use). */
+export function mediaScheduler(clock: Clock, intervalMs: number): MediaScheduler {
+  let byInterval = schedulers.get(clock);
+  if (!byInterval) schedulers.set(clock, (byInterval = new Map()));
+  let scheduler = byInterval.get(intervalMs);
+  if (!scheduler) byInterval.set(intervalMs, (scheduler = new MediaScheduler(clock, intervalMs)));
+  return scheduler;
+}
+
+/** The default TickerFactory: a SharedTicker on the clock's scheduler for that interval. */
+export const createTicker: TickerFactory = (clock, intervalMs, onSlot, maxCatchUp, lane) =>
+  mediaScheduler(clock, intervalMs).ticker(onSlot, maxCatchUp, lane);

@@ -69,12 +69,14 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     throw err;
   }
   try {
-    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine });
+    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine, ...SipServer.defaults });
   } catch (err) {
     await calls.close();
     await store.close();
     throw err;
   }
+  // Calls run under call control (voice tools, voicemail detection) once SIP is up.
+  calls.attachSip(sip);
   ctx.dialer = sip.dialer;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
   const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });

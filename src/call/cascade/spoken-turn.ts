@@ -58,6 +58,8 @@ export class SpokenTurn {
   fillers: string[] = [];
   private readonly sentences = new EventQueue<{ text: string; filler: boolean }>();
   private synthBusy = false;
+  /** Drops this turn's listener on the call's signal (a finished turn must not keep one). */
+  private readonly detach: () => void;
 
   constructor(
     readonly id: number,
@@ -71,7 +73,8 @@ export class SpokenTurn {
     const onParent = (): void => this.ctl.abort(parent.reason);
     if (parent.aborted) this.ctl.abort(parent.reason);
     else parent.addEventListener('abort', onParent, { once: true });
-    this.ctl.signal.addEventListener('abort', () => parent.removeEventListener('abort', onParent), { once: true });
+    this.detach = (): void => parent.removeEventListener('abort', onParent);
+    this.ctl.signal.addEventListener('abort', this.detach, { once: true });
     this.startedAtMs = deps.now();
   }
 
@@ -81,15 +84,21 @@ export class SpokenTurn {
 
   /** Produce and play the whole turn; resolves when its last frame is queued on the speaker. */
   async run(): Promise<void> {
-    const synth = this.synthLoop();
     try {
-      await this.produce();
+      const synth = this.synthLoop();
+      try {
+        await this.produce();
+      } finally {
+        this.sentences.end();
+      }
+      await synth;
+      // A failed turn still lets what it did say play out; the owner decides what follows.
+      if (!this.aborted || this.failed) this.deps.speaker.finish(this.id);
     } finally {
-      this.sentences.end();
+      // Produced: the speaker (the call's) plays the rest, so the call's signal needs us no more.
+      // Without this every turn that was not cut left a listener behind (MaxListenersExceeded).
+      this.detach();
     }
-    await synth;
-    // A failed turn still lets what it did say play out; the owner decides what follows.
-    if (!this.aborted || this.failed) this.deps.speaker.finish(this.id);
   }
 
   /** A filler goes first, but only while nothing of the reply has reached TTS yet. */

@@ -146,7 +146,11 @@ export async function startRealtimeEngine(
   assistant: AssistantRecord,
   ctx: RealtimeEngineContext,
   callVariables?: Record<string, unknown>,
+  control?: { media: CallMedia; voiceTools: AgentTool[]; signal?: AbortSignal },
 ): Promise<RealtimeResult> {
+  // Under call control (src/call/control) the engine runs on the conductor's view of the session
+  // (which can end without a BYE: transfer, assistant swap) with the call's voice tools.
+  const voiceTools = control?.voiceTools ?? ctx.voiceTools;
   const c = assistant.config;
   const model = c.multimodal_model_id != null ? ctx.catalog.multimodalModel(c.multimodal_model_id) : undefined;
   if (!model) throw new EngineSetupError(`assistant ${assistant.id}: multimodal model ${String(c.multimodal_model_id)} is not in the catalog`);
@@ -161,7 +165,7 @@ export async function startRealtimeEngine(
     ...(ctx.realtime.baseUrl ? { baseUrl: ctx.realtime.baseUrl } : {}),
     logger: ctx.logger,
     inputTranscription: { ...DEFAULT_INPUT_TRANSCRIPTION, language: language.split('-')[0]! },
-    tools: { ...(ctx.agentDeps ? { agentDeps: ctx.agentDeps } : {}), ...(ctx.voiceTools ? { extraTools: ctx.voiceTools } : {}) },
+    tools: { ...(ctx.agentDeps ? { agentDeps: ctx.agentDeps } : {}), ...(voiceTools ? { extraTools: voiceTools } : {}) },
     fallbackAgent: ctx.agent,
     ...(ctx.fallbackVoice ? { fallbackVoice: ctx.fallbackVoice } : {}),
     ...(ctx.languageName ? { languageName: ctx.languageName } : {}),
@@ -184,9 +188,14 @@ export async function startRealtimeEngine(
   const ctl = new AbortController();
   const onEnded = (): void => ctl.abort(new Error('call ended'));
   session.once('ended', onEnded);
+  const owner = control?.signal;
+  const onOwner = (): void => ctl.abort(owner?.reason);
+  if (owner?.aborted) onOwner();
+  else owner?.addEventListener('abort', onOwner, { once: true });
   try {
-    return await runRealtime(session, deps, assistant, callVariables, ctl.signal);
+    return await runRealtime(control?.media ?? session, deps, assistant, callVariables, ctl.signal);
   } finally {
     session.off('ended', onEnded);
+    owner?.removeEventListener('abort', onOwner);
   }
 }

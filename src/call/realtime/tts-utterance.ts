@@ -46,8 +46,10 @@ export class TtsUtterance {
     const onParent = (): void => this.ctl.abort(parent.reason);
     if (parent.aborted) this.ctl.abort(parent.reason);
     else parent.addEventListener('abort', onParent, { once: true });
-    this.ctl.signal.addEventListener('abort', () => parent.removeEventListener('abort', onParent), { once: true });
-    this.done = this.loop();
+    const detach = (): void => parent.removeEventListener('abort', onParent);
+    this.ctl.signal.addEventListener('abort', detach, { once: true });
+    // Once all audio is with the player the call's signal needs this utterance no more.
+    this.done = this.loop().finally(detach);
   }
 
   get aborted(): boolean {

@@ -7,15 +7,24 @@
  * (bad configuration, a provider that stays down) gets a short offline apology in the Flite
  * voice and a BYE; a mode without an engine in this build gets the same, logged as such.
  *
+ * Once the SIP server is up (`attachSip`), every call runs under call control (src/call/control:
+ * the Conductor): voicemail detection on outbound calls, the assistant's built-in voice tools
+ * (end_call, DTMF, transfers, assistant swaps, calendar), and one engine run per assistant; the
+ * runs' transcripts are merged in order for the record.
+ *
  * Calls that end without reaching the engine (no answer, busy, cancelled while ringing) are
  * finished by the sweeper (sweeper.ts) instead; `busy` tells it which calls this runner owns.
  */
 import type { Logger } from 'pino';
+import type { AgentTool } from '../../agent/types.ts';
+import type { OutboundAudio } from '../../media/media-types.ts';
+import type { UserAgent } from '../../sip/user-agent.ts';
 import type { AssistantRecord } from '../../store/repos/assistants.ts';
 import type { CallsRepo, CallPatch } from '../../store/repos/calls.ts';
 import type { CallEngine } from '../call-env.ts';
 import type { CallSession, EndCause } from '../call-session.ts';
-import { startEngine, type EngineContext } from '../engine.ts';
+import { Conductor, type ConductorDeps, type EngineRunner } from '../control/conductor.ts';
+import { resolveSpeech, startEngine, type CallMedia, type EngineContext } from '../engine.ts';
 import type { PostCallDeps } from '../post-call/index.ts';
 import { storableRecordingPath } from '../post-call/webhook.ts';
 import type { TranscriptEntry } from '../transcript.ts';
@@ -28,8 +37,38 @@ export interface EngineOutcome {
   recording?: { path: string | undefined };
 }
 
+/** Under call control: the conductor's view of the session, the call's voice tools, its stop signal. */
+export interface EngineControl {
+  media: CallMedia;
+  voiceTools: AgentTool[];
+  signal?: AbortSignal;
+}
+
 /** The realtime engine (multimodal / dualplex), plugged in by the composition root once built. */
-export type RealtimeRunner = (session: CallSession, assistant: AssistantRecord, callVariables?: Record<string, unknown>) => Promise<EngineOutcome>;
+export type RealtimeRunner = (
+  session: CallSession,
+  assistant: AssistantRecord,
+  callVariables?: Record<string, unknown>,
+  control?: EngineControl,
+) => Promise<EngineOutcome>;
+
+/** What call control needs from the SIP server (known only once it has started). */
+export interface CallControlSip {
+  ua: UserAgent;
+  env: ConductorDeps['env'];
+}
+
+/** Transcripts of successive engine runs (assistant swaps) in order; the last run's end and recording. */
+export function mergeOutcomes(outcomes: ReadonlyArray<EngineOutcome | undefined>): EngineOutcome | undefined {
+  const done = outcomes.filter((o): o is EngineOutcome => o !== undefined);
+  const last = done.at(-1);
+  if (!last) return undefined;
+  if (done.length === 1) return last;
+  const merged: EngineOutcome = { transcript: done.flatMap((o) => o.transcript), endedBy: last.endedBy };
+  const recording = done.findLast((o) => o.recording?.path !== undefined)?.recording;
+  if (recording) merged.recording = recording;
+  return merged;
+}
 
 export interface CallRunnerDeps {
   engine: EngineContext;
@@ -37,6 +76,8 @@ export interface CallRunnerDeps {
   postCall: PostCallDeps;
   logger: Logger;
   realtime?: RealtimeRunner;
+  /** Call-control extras (calendar, briefing summariser, timings). */
+  conductor?: Pick<ConductorDeps, 'summarize' | 'calendar' | 'options'>;
   /** Longest the offline apology may take to synthesize and play. */
   apologyTimeoutMs?: number;
 }
@@ -48,8 +89,14 @@ export class CallRunner {
   /** Calls whose engine or post-call work runs here now (the sweeper leaves them alone). */
   private readonly active = new Set<string>();
   readonly engine: CallEngine = (session, assistant, callVariables) => this.run(session, assistant, callVariables);
+  private sip: CallControlSip | undefined;
 
   constructor(private readonly deps: CallRunnerDeps) {}
+
+  /** The SIP server is up: calls from now on run under call control (the Conductor). */
+  attachSip(sip: CallControlSip): void {
+    this.sip = sip;
+  }
 
   busy(uuid: string): boolean {
     return this.active.has(uuid);
@@ -67,7 +114,7 @@ export class CallRunner {
         outcome = await this.converse(session, assistant, callVariables, log);
       } catch (err) {
         log.error({ err: (err as Error).message }, 'call engine failed: apologising and hanging up');
-        await this.apologise(session, FAILURE_APOLOGY, log);
+        await this.apologise(session, session.outbound, FAILURE_APOLOGY, log);
         cause = 'error';
       }
       if (session.state === 'active') await session.close(cause);
@@ -87,16 +134,63 @@ export class CallRunner {
     callVariables: Record<string, unknown> | undefined,
     log: Logger,
   ): Promise<EngineOutcome | undefined> {
+    if (this.sip) return this.conduct(session, assistant, callVariables, this.sip, log);
     if (assistant.mode === 'pipeline') return startEngine(session, assistant, this.deps.engine, callVariables);
     if (this.deps.realtime) return this.deps.realtime(session, assistant, callVariables);
     log.warn('no realtime engine in this build: multimodal/dualplex call gets an apology and a hang-up');
-    await this.apologise(session, UNAVAILABLE_APOLOGY, log);
+    await this.apologise(session, session.outbound, UNAVAILABLE_APOLOGY, log);
     if (session.state === 'active') await session.close('error');
     return undefined;
   }
 
+  /** The call under call control: one engine run per assistant (swaps), tools wired to the session. */
+  private async conduct(
+    session: CallSession,
+    assistant: AssistantRecord,
+    callVariables: Record<string, unknown> | undefined,
+    sip: CallControlSip,
+    log: Logger,
+  ): Promise<EngineOutcome | undefined> {
+    const engine = this.deps.engine;
+    const runner: EngineRunner = async ({ media, assistant: current, tools, variables, signal }) => {
+      try {
+        if (current.mode === 'pipeline') return await startEngine(session, current, engine, variables, signal, { media, voiceTools: tools });
+        if (this.deps.realtime) return await this.deps.realtime(session, current, variables, { media, voiceTools: tools, signal });
+      } catch (err) {
+        // The conductor logs it and hangs up; the caller hears why first.
+        log.error({ err: (err as Error).message, assistantId: current.id }, 'call engine failed: apologising and hanging up');
+        await this.apologise(session, media.outbound, FAILURE_APOLOGY, log);
+        throw err;
+      }
+      log.warn('no realtime engine in this build: multimodal/dualplex call gets an apology and a hang-up');
+      await this.apologise(session, media.outbound, UNAVAILABLE_APOLOGY, log);
+      await media.close('error');
+      return undefined;
+    };
+    const conductor = new Conductor(
+      {
+        ua: sip.ua,
+        env: sip.env,
+        runner,
+        voice: (a) => {
+          try {
+            return resolveSpeech(a, engine).voice;
+          } catch {
+            return engine.fallbackVoice;
+          }
+        },
+        vad: engine.vad,
+        ...this.deps.conductor,
+      },
+      session,
+      assistant,
+      callVariables,
+    );
+    return mergeOutcomes((await conductor.run()) as Array<EngineOutcome | undefined>);
+  }
+
   /** A fixed sentence in the offline voice, then return (the caller hangs up after it). */
-  private async apologise(session: CallSession, text: string, log: Logger): Promise<void> {
+  private async apologise(session: CallSession, outbound: OutboundAudio, text: string, log: Logger): Promise<void> {
     const voice = this.deps.engine.fallbackVoice;
     if (!voice || session.state !== 'active') return;
     const ctl = new AbortController();
@@ -105,7 +199,7 @@ export class CallRunner {
     session.once('ended', onEnded);
     try {
       const frames = voice.provider.synthesize(text, { voice: voice.voice, signal: ctl.signal });
-      await session.outbound.writeStream(frames, ctl.signal);
+      await outbound.writeStream(frames, ctl.signal);
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'apology failed');
     } finally {

@@ -5,7 +5,8 @@
  * CallEnv.engine hook that runs a call on it (call-runner.ts), and the post-call sweeper.
  *
  * Order of use: `wireCalls` before the SIP server starts (its hook goes into SipServer.start);
- * `start()` once the server is up (closes records a previous run left open, then sweeps);
+ * `attachSip(sip)` right after the server started (calls then run under call control: voice tools,
+ * voicemail detection, transfers); `start()` once the server is up (closes records a previous run left open, then sweeps);
  * `close()` after the SIP server has drained (its calls may still be finishing).
  */
 import type client from 'prom-client';
@@ -15,13 +16,13 @@ import type { EventPublisher } from '../../webhooks/events.ts';
 import type { CallEngine } from '../call-env.ts';
 import type { EngineContext } from '../engine.ts';
 import { postCallDeps, type PostCallDeps } from '../post-call/index.ts';
-import { CallRunner, type RealtimeRunner } from './call-runner.ts';
+import { CallRunner, type CallControlSip, type RealtimeRunner } from './call-runner.ts';
 import { loadEngineParts } from './engine-parts.ts';
 import { PostCallSweeper } from './sweeper.ts';
 import { agentDeps } from '../../chat/agent-deps.ts';
 import { realtimeRunner } from './realtime.ts';
 
-export type { EngineOutcome, RealtimeRunner } from './call-runner.ts';
+export type { CallControlSip, EngineOutcome, RealtimeRunner } from './call-runner.ts';
 
 export interface WireCallsInput {
   ctx: AppContext;
@@ -41,6 +42,8 @@ export interface CallWiring {
   engineContext: EngineContext;
   postCall: PostCallDeps;
   sweeper: PostCallSweeper;
+  /** The SIP server's UA and CallEnv, for call control (src/call/control); call once it is up. */
+  attachSip(sip: CallControlSip): void;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -78,6 +81,9 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
     engineContext: parts.ctx,
     postCall,
     sweeper,
+    attachSip(sip) {
+      runner.attachSip(sip);
+    },
     async start() {
       // Never fatal: a store hiccup here delays post-call work, it must not stop the engine.
       try {

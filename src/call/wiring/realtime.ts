@@ -23,5 +23,5 @@ export function realtimeRunner(engine: EngineContext, ctx: Pick<AppContext, 'con
     agentDeps,
     languageName: (id) => agentDeps.languageName?.(id),
   };
-  return (session, assistant, callVariables) => startRealtimeEngine(session, assistant, rctx, callVariables);
+  return (session, assistant, callVariables, control) => startRealtimeEngine(session, assistant, rctx, callVariables, control);
 }

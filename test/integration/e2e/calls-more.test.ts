@@ -77,6 +77,15 @@ describe('more calls through the real engine', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(firstAudible(heard, 0)).toBeUndefined();
     const before = w.chat.requests.length;
+    // Outbound calls start with answering-machine detection (call control): the customer's
+    // first words get the "person" verdict, then the engine starts and waits for them.
+    await speak(call, fixture8k('utt-opening-hours'));
+    const callId = placed.body.id as number;
+    const row = async () => ((await w.engine.ctx.repos.calls.getById(callId))?.details ?? {}) as Record<string, any>;
+    const deadline = Date.now() + 6000;
+    while ((await row()).voicemail === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((await row()).voicemail?.action).toBe('engine');
+    expect(firstAudible(heard, 0)).toBeUndefined();
     await speak(call, fixture8k('utt-opening-hours'));
     const t1 = performance.now();
     await waitUntil(() => firstAudible(heard, t1) !== undefined, 6000, 'reply');

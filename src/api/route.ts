@@ -73,6 +73,13 @@ export class Api {
 
   constructor(private readonly app: FastifyInstance, readonly prefix: string) {}
 
+  /** Runs when the app closes: a route group releases what it holds (child processes, caches). */
+  onClose(hook: () => Promise<void> | void): void {
+    this.app.addHook('onClose', async () => {
+      await hook();
+    });
+  }
+
   route<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
     def: RouteDef<B, Q, P>,
   ): void {

@@ -15,6 +15,7 @@ import { registerConversationRoutes } from './conversations.ts';
 import { registerGenerateReplyRoutes } from './generate-reply.ts';
 import { registerWhatsappRoutes } from './whatsapp.ts';
 import { registerInboundWebhookRoutes } from './webhooks-inbound.ts';
+import { registerVoicePreviewRoutes } from './voice-previews.ts';
 
 /** Every route group, in one list so the OpenAPI document and the app agree. */
 export async function registerRoutes(api: Api, ctx: AppContext): Promise<void> {
@@ -33,4 +34,5 @@ export async function registerRoutes(api: Api, ctx: AppContext): Promise<void> {
   registerGenerateReplyRoutes(api, ctx);
   registerWhatsappRoutes(api, ctx);
   registerInboundWebhookRoutes(api, ctx);
+  registerVoicePreviewRoutes(api, ctx);
 }

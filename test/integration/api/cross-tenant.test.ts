@@ -106,7 +106,9 @@ const CASES: Record<string, Case> = {
  * Id routes not in the table, with why. The provider webhooks carry no bearer key: they are
  * authenticated by the sender's signature, tested with the WhatsApp webhook.
  */
-const NOT_TENANT_KEYED = new Set(['POST /webhooks/whatsapp/:sender_id', 'POST /webhooks/whatsapp/:sender_id/status']);
+// Catalog voice ids are not store resources; a private voice's preview is a 404 for everyone
+// (test/integration/api/voice-previews.test.ts).
+const NOT_TENANT_KEYED = new Set(['POST /webhooks/whatsapp/:sender_id', 'POST /webhooks/whatsapp/:sender_id/status', 'GET /voices/:id/preview.wav']);
 
 let h: Harness;
 let a: { id: number; key: string };

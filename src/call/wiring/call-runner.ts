@@ -29,6 +29,7 @@ import type { PostCallDeps } from '../post-call/index.ts';
 import { storableRecordingPath } from '../post-call/webhook.ts';
 import type { TranscriptEntry } from '../transcript.ts';
 import { finishAndMark, recordTranscript } from './finish.ts';
+import { HeardHistory, llmSummarizer } from './summarize.ts';
 
 /** What any engine leaves behind for the record and post-call work. */
 export interface EngineOutcome {
@@ -151,7 +152,9 @@ export class CallRunner {
     sip: CallControlSip,
     log: Logger,
   ): Promise<EngineOutcome | undefined> {
-    const engine = this.deps.engine;
+    // The conversation heard so far (pipeline turns), for the warm-transfer supervisor briefing.
+    const heard = new HeardHistory();
+    const engine: EngineContext = { ...this.deps.engine, agent: heard.agent(this.deps.engine.agent) };
     const runner: EngineRunner = async ({ media, assistant: current, tools, variables, signal }) => {
       try {
         if (current.mode === 'pipeline') return await startEngine(session, current, engine, variables, signal, { media, voiceTools: tools });
@@ -180,6 +183,7 @@ export class CallRunner {
           }
         },
         vad: engine.vad,
+        summarize: llmSummarizer({ resolveModel: this.deps.postCall.resolveModel, logger: log }, () => heard.text()),
         ...this.deps.conductor,
       },
       session,

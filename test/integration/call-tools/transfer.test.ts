@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { header, type SipRequest } from '../../../src/sip/message.ts';
 import { sleep, toneRatio, toneShare } from '../../support/test-phone-rtp.ts';
 import { acceptRefers, until, world, type World } from './world.ts';
+import { StandInLlm } from '../../../src/replay/stand-ins.ts';
+import { systemClock } from '../../../src/util/clock.ts';
+import { HeardHistory, llmSummarizer } from '../../../src/call/wiring/summarize.ts';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -138,6 +141,65 @@ describe('warm_call_transfer over SIP', () => {
     await until(() => w!.tts.spoken.some((t) => t.includes('Sorry, nobody is free.')), 3000, 'assistant resumed');
     expect(call.dialog!.isEnded).toBe(false);
     expect((await w.details()).transfer).toMatchObject({ type: 'warm', outcome: 'refused' });
+    await call.hangup();
+  });
+});
+
+describe('warm_call_transfer briefing written by the LLM summariser (src/call/wiring/summarize.ts)', () => {
+  async function setup(summaryLlm: StandInLlm): Promise<World> {
+    // The call's heard history, as the call runner taps it from the engine's agent turns.
+    const heard = new HeardHistory();
+    await heard.agent({ runTurn: async () => ({}) as never }).runTurn({
+      history: [
+        { role: 'user', content: 'Hi, this is Ada Lovelace, order 42 arrived broken.' },
+        { role: 'assistant', content: 'I am sorry to hear that.' },
+        { role: 'user', content: 'I want my money back today.' },
+      ],
+    } as never);
+    const wd = await world({ deps: { summarize: llmSummarizer({ resolveModel: () => ({ provider: summaryLlm, model: 'summary' }) }, () => heard.text()) } });
+    await wd.h.ctx.store.db
+      .updateTable('assistants')
+      .set({
+        config: JSON.stringify({
+          initial_message: 'Hello.',
+          tools: [
+            {
+              type: 'warm_call_transfer',
+              data: { supervisor_phone: '+14155550777', outbound_phone_id: wd.trunk.phoneNumberId, description: 'escalations', hold_message: 'Hold.', summary_instructions: 'Mention the order number first.' },
+            },
+          ],
+        }),
+      })
+      .execute();
+    wd.llm.queue.push({ content: 'Let me get my supervisor.', toolCalls: [{ name: 'warm_transfer_call', arguments: { reason: 'refund over policy limit', summary: 'Model says: refund' } }] });
+    return wd;
+  }
+
+  it('instructions and transcript reach the LLM; its summary is what the supervisor hears', async () => {
+    const summaryLlm = new StandInLlm(systemClock, { content: 'Order 42: **Ada Lovelace** got it broken and wants a refund today. A human must approve it.' });
+    w = await setup(summaryLlm);
+    const call = await w.call();
+    await until(() => w!.carrier.answered.length === 1, 4000, 'supervisor answered');
+    await until(() => w!.tts.spoken.some((t) => t.includes('Press 1')), 4000, 'briefing');
+    expect(summaryLlm.requests).toHaveLength(1);
+    const [system, user] = summaryLlm.requests[0]!;
+    expect(system!.content).toContain('Mention the order number first.');
+    expect(user!.content).toContain('Caller: I want my money back today.');
+    expect(user!.content).toContain('Reason for the transfer: refund over policy limit');
+    const briefing = w.tts.spoken.find((t) => t.includes('Press 1'))!;
+    expect(briefing).toContain('Order 42: Ada Lovelace got it broken and wants a refund today. A human must approve it.');
+    expect(briefing).not.toContain('Model says');
+    await call.hangup();
+  });
+
+  it('falls back to the model summary when the LLM fails', async () => {
+    const summaryLlm = new StandInLlm(systemClock, { error: 'provider down' });
+    w = await setup(summaryLlm);
+    const call = await w.call();
+    await until(() => w!.carrier.answered.length === 1, 4000, 'supervisor answered');
+    await until(() => w!.tts.spoken.some((t) => t.includes('Press 1')), 4000, 'briefing');
+    expect(summaryLlm.requests).toHaveLength(1);
+    expect(w.tts.spoken.find((t) => t.includes('Press 1'))).toContain('Model says: refund');
     await call.hangup();
   });
 });

@@ -3,7 +3,9 @@
  * (`controlledEngine`). It owns the call's MediaSwitch, its CallControl (session-control.ts) and
  * the sequence of engine runs:
  *
- *   outbound → voicemail classification first (voicemail.ts); a machine ends the call here
+ *   outbound → voicemail classification first (voicemail.ts); a machine ends the call here; a
+ *     callee who already spoke ("hello?") counts as the customer speaking first, so the first
+ *     run gets `wait_for_customer` off and greets at once
  *   → engine run with the assistant's voice tools (buildVoiceTools) as extra tools
  *   → the run ends because the call ended (done), the assistant was swapped (next run with the
  *     target assistant on the same session), or a bridge took over (wait for the bridge to end).
@@ -34,7 +36,10 @@ import { detectVoicemail } from './voicemail.ts';
 export interface EngineRun {
   media: CallMedia;
   session: CallSession;
-  /** The assistant to run (after a swap: the target; `initial_message` cleared when it must not greet). */
+  /**
+   * The assistant to run (after a swap: the target; `initial_message` cleared when it must not
+   * greet; `wait_for_customer` off when the customer already spoke during voicemail detection).
+   */
   assistant: AssistantRecord;
   /** Voice built-ins for the agent's `extraTools`. */
   tools: AgentTool[];
@@ -144,13 +149,16 @@ export class Conductor {
     this.trunk = env.trunks.list().find((t) => t.inboundTrunkId === this.session.trunkKey);
     this.sw.start();
     try {
+      let customerSpoke = false;
       if (this.session.direction === 'outbound' && this.deps.vad) {
-        const next = await detectVoicemail(this, this.deps.vad);
-        if (next === 'ended') return this.outcomes;
+        const detected = await detectVoicemail(this, this.deps.vad);
+        if (detected.next === 'ended') return this.outcomes;
+        customerSpoke = detected.customerSpoke;
       }
       let greet = true;
       while (this.active) {
-        await this.runEngine(greet);
+        await this.runEngine(greet, customerSpoke);
+        customerSpoke = false;
         if (!this.active) break;
         const swap = this.swap;
         if (swap) {
@@ -174,7 +182,11 @@ export class Conductor {
     return this.outcomes;
   }
 
-  private async runEngine(greet: boolean): Promise<void> {
+  /**
+   * `customerSpoke`: the customer's first words were heard before this run (voicemail detection
+   * consumed them), so `wait_for_customer` is already satisfied and the engine speaks first.
+   */
+  private async runEngine(greet: boolean, customerSpoke = false): Promise<void> {
     const ac = new AbortController();
     const view = this.sw.engineView((v, cause) => this.onEngineClose(v, cause));
     this.view = view;
@@ -187,7 +199,7 @@ export class Conductor {
       ...(this.deps.calendar ? { calendar: this.deps.calendar } : {}),
       onInvalid: (type, problem) => this.deps.env.logger.warn({ call: this.session.uuid, type, problem }, 'built-in tool skipped'),
     });
-    const assistant = greet ? a : { ...a, config: { ...a.config, initial_message: '' } };
+    const assistant = runAssistant(a, greet, customerSpoke);
     try {
       this.outcomes.push(await this.deps.runner({ media: view, session: this.session, assistant, tools, variables: this.variables, signal: ac.signal }));
     } catch (err) {
@@ -220,4 +232,13 @@ export class Conductor {
     await this.details.flush();
     await this.session.close(cause);
   }
+}
+
+/** The assistant as one engine run sees it: greeting cleared after a silent swap, wait_for_customer satisfied once the customer spoke. */
+export function runAssistant(a: AssistantRecord, greet: boolean, customerSpoke: boolean): AssistantRecord {
+  if (greet && !(customerSpoke && a.config.wait_for_customer)) return a;
+  const config = { ...a.config };
+  if (!greet) config.initial_message = '';
+  if (customerSpoke) config.wait_for_customer = false;
+  return { ...a, config };
 }

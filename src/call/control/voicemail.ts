@@ -15,6 +15,9 @@
  * The verdict and its evidence go to `details.voicemail` on the call record, with what was done:
  * `hang-up` (end_call_on_voicemail, or no voice_mail_message), `message` (voice_mail_message
  * spoken after the beep / the end of the greeting / 30 s), or `engine` (a person, IVR, unknown).
+ *
+ * `engine` says whether the callee already spoke (`customerSpoke`): their "hello?" was consumed
+ * here, so the engine must not wait for them to speak (wait_for_customer) a second time.
  */
 import { fillTemplate, mergeVariables } from '../../agent/template.ts';
 import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
@@ -25,7 +28,9 @@ import { BeepDetector } from '../voicemail/beep.ts';
 import { VoicemailClassifier, type VoicemailAction } from '../voicemail/classifier.ts';
 import type { Conductor } from './conductor.ts';
 
-export async function detectVoicemail(c: Conductor, vad: { createStream(): VadStreamLike }): Promise<'engine' | 'ended'> {
+export type DetectionResult = { next: 'engine'; customerSpoke: boolean } | { next: 'ended' };
+
+export async function detectVoicemail(c: Conductor, vad: { createStream(): VadStreamLike }): Promise<DetectionResult> {
   const cfg = c.assistant.config;
   const classifier = new VoicemailClassifier({
     endCallOnVoicemail: cfg.end_call_on_voicemail ?? true,
@@ -54,19 +59,19 @@ export async function detectVoicemail(c: Conductor, vad: { createStream(): VadSt
           record = { verdict: a.verdict, rule: a.evidence.rule, evidence: a.evidence };
           if (a.verdict !== 'voicemail') {
             await c.details.set({ voicemail: { ...record, action: 'engine' } });
-            return 'engine';
+            return { next: 'engine', customerSpoke: a.evidence.firstSpeechAtMs !== null };
           }
           await c.details.set({ voicemail: { ...record, action: 'waiting-for-beep' } });
         } else if (a.type === 'hang-up') {
           await c.details.set({ voicemail: { ...record, action: 'hang-up', at_ms: a.atMs } });
           await c.hangUpNow('local-hangup');
-          return 'ended';
+          return { next: 'ended' };
         } else if (a.type === 'leave-message') {
           c.sw.route(undefined);
           await c.details.set({ voicemail: { ...record, action: 'message', after: a.after, message_at_ms: a.atMs } });
           await c.control.play(a.text);
           await c.hangUpNow('local-hangup');
-          return 'ended';
+          return { next: 'ended' };
         }
       }
       if (classifier.done) break;
@@ -74,5 +79,5 @@ export async function detectVoicemail(c: Conductor, vad: { createStream(): VadSt
   } finally {
     c.sw.route(undefined);
   }
-  return c.active ? 'engine' : 'ended';
+  return c.active ? { next: 'engine', customerSpoke: false } : { next: 'ended' };
 }

@@ -1,7 +1,7 @@
 /**
  * More of the real engine over SIP/RTP: a recorded call yields a stereo WAV (caller left,
  * assistant right), an outbound call carries its POST variables into the conversation and
- * waits for the customer, and a low balance refuses the call with 402 before anything answers.
+ * greets only once the customer has said hello (wait_for_customer), and a low balance refuses the call with 402 before anything answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWav } from '../../../src/audio/wav.ts';
@@ -73,19 +73,21 @@ describe('more calls through the real engine', () => {
     await waitUntil(() => phone.answered.length > 0, 5000, 'outbound call answered');
     const call = phone.answered[0]!;
     const heard = listen(call);
-    // wait_for_customer: nothing audible until the customer speaks.
+    // wait_for_customer: nothing audible until the customer says hello.
     await new Promise((r) => setTimeout(r, 1500));
     expect(firstAudible(heard, 0)).toBeUndefined();
     const before = w.chat.requests.length;
-    // Outbound calls start with answering-machine detection (call control): the customer's
-    // first words get the "person" verdict, then the engine starts and waits for them.
-    await speak(call, fixture8k('utt-opening-hours'));
+    // Outbound calls start with answering-machine detection (call control): the customer says
+    // "hello?" once, that gets the "person" verdict, and since they spoke first the assistant
+    // answers with its initial message right away (wait_for_customer is satisfied).
+    await speak(call, fixture8k('utt-yes'));
+    const tHello = performance.now();
     const callId = placed.body.id as number;
     const row = async () => ((await w.engine.ctx.repos.calls.getById(callId))?.details ?? {}) as Record<string, any>;
-    const deadline = Date.now() + 6000;
-    while ((await row()).voicemail === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect((await row()).voicemail?.action).toBe('engine');
-    expect(firstAudible(heard, 0)).toBeUndefined();
+    await waitUntil(() => firstAudible(heard, tHello) !== undefined, 8000, 'initial message after hello');
+    expect((await row()).voicemail).toMatchObject({ verdict: 'person', action: 'engine' });
+    await waitQuiet(heard, tHello, 600, 10_000);
+    // Then the conversation goes on as usual: a question gets the model's answer.
     await speak(call, fixture8k('utt-opening-hours'));
     const t1 = performance.now();
     await waitUntil(() => firstAudible(heard, t1) !== undefined, 6000, 'reply');
@@ -93,7 +95,8 @@ describe('more calls through the real engine', () => {
     expect(req.messages[0]!.content).toContain('You are calling Ada about their booking.');
     await call.hangup();
     const rec = await w.waitCall(placed.body.id, (c) => c.status === 'completed' && c.cost > 0);
-    expect(rec.transcript.some((t: { speaker: string; kind?: string }) => t.kind === 'greeting')).toBe(false);
+    const greeting = rec.transcript.find((t: { speaker: string; kind?: string; text?: string }) => t.kind === 'greeting');
+    expect(greeting?.text).toContain('Hi Ada!');
   }, 60_000);
 
   it('a multimodal assistant whose realtime model cannot be reached apologises and hangs up, never silent', async () => {

@@ -25,7 +25,7 @@ import { Speaker } from './speaker.ts';
 import { SpokenTurn, type TurnSource, type TurnVoice } from './spoken-turn.ts';
 import type { TimelineEvent } from './timeline.ts';
 import { TurnBook } from './turn-book.ts';
-import { WakeTimer } from './wake-timer.ts';
+import { WakeTimer } from '../wake-timer.ts';
 import { untracked, type WorkTracker } from './work.ts';
 
 export class CascadeCall {

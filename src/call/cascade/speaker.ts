@@ -9,9 +9,10 @@
  * out at once instead of behind the lead.
  */
 import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE } from '../../audio/frame.ts';
+import { FrameGridTicker } from '../wake-timer.ts';
 import type { AmbientMixer } from '../../audio/mixer.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
-import type { Clock, Timer } from '../../util/clock.ts';
+import type { Clock } from '../../util/clock.ts';
 import type { StereoRecorder } from '../recorder.ts';
 
 /** -12 dB while an overlap is undecided: audible, but no longer talking over the caller. */
@@ -66,24 +67,24 @@ export class Speaker {
   private current: Current | undefined;
   private ducked = false;
   private paused = false;
-  private timer: Timer | undefined;
+  private readonly grid: FrameGridTicker;
   private stopped = false;
 
   constructor(options: SpeakerOptions) {
     this.o = options;
     this.leadMs = (options.leadFrames ?? 3) * FRAME_MS;
+    this.grid = new FrameGridTicker(options.clock, options.now, () => this.pump(), FRAME_MS);
   }
 
   /** Start the 20 ms pacing; the first tick writes the ambient lead, if any. */
   start(): void {
     this.writtenUntilMs = this.o.now();
-    this.tick();
+    this.grid.start();
   }
 
   stop(): void {
     this.stopped = true;
-    this.timer?.cancel();
-    this.timer = undefined;
+    this.grid.stop();
   }
 
   get speaking(): boolean {
@@ -171,15 +172,6 @@ export class Speaker {
     if (!this.paused) return;
     this.paused = false;
     this.pump();
-  }
-
-  private tick(): void {
-    if (this.stopped) return;
-    this.pump();
-    // Next tick on the 20 ms grid, computed from the clock so lateness never accumulates.
-    const now = this.o.now();
-    const next = (Math.floor(now / FRAME_MS) + 1) * FRAME_MS;
-    this.timer = this.o.clock.setTimeout(() => this.tick(), next - now);
   }
 
   private pump(): void {

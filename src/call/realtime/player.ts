@@ -13,8 +13,9 @@
  * Audio is played in clips (one per model item or per TTS utterance), in order, back to back.
  */
 import { FRAME_MS, SAMPLE_RATE } from '../../audio/frame.ts';
+import { FrameGridTicker } from '../wake-timer.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
-import type { Clock, Timer } from '../../util/clock.ts';
+import type { Clock } from '../../util/clock.ts';
 import type { StereoRecorder } from '../recorder.ts';
 
 export interface PlayerEvents {
@@ -69,23 +70,23 @@ export class Player {
   private clips: Clip[] = [];
   private recent: Clip[] = [];
   private writtenUntilMs = 0;
-  private timer: Timer | undefined;
+  private readonly grid: FrameGridTicker;
   private stopped = false;
 
   constructor(options: PlayerOptions) {
     this.o = options;
     this.leadMs = (options.leadFrames ?? 3) * FRAME_MS;
+    this.grid = new FrameGridTicker(options.clock, options.now, () => this.pump(), FRAME_MS);
   }
 
   start(): void {
     this.writtenUntilMs = this.o.now();
-    this.tick();
+    this.grid.start();
   }
 
   stop(): void {
     this.stopped = true;
-    this.timer?.cancel();
-    this.timer = undefined;
+    this.grid.stop();
   }
 
   /** A clip is open (playing, or waiting for its first frame). */
@@ -158,15 +159,6 @@ export class Player {
     this.writtenUntilMs = now;
     for (const c of clips) if (c.started) this.o.events.onEnd(c.key, now, true);
     return cut;
-  }
-
-  private tick(): void {
-    if (this.stopped) return;
-    this.pump();
-    // Next tick on the 20 ms grid, from the clock, so lateness never accumulates.
-    const now = this.o.now();
-    const next = (Math.floor(now / FRAME_MS) + 1) * FRAME_MS;
-    this.timer = this.o.clock.setTimeout(() => this.tick(), next - now);
   }
 
   private pump(): void {

@@ -1,29 +1,27 @@
 /**
- * The pipeline's CallRules core on the call clock: one timer armed for the core's `wakeAtMs`, and
- * the assistant's speaking state aggregated over clips (two clips played back to back are one
- * stretch of speech, not a stop and a start).
+ * The pipeline's CallRules core on the call clock (the same WakeTimer the pipeline engine uses),
+ * with the assistant's speaking state aggregated over clips: two clips played back to back are
+ * one stretch of speech, not a stop and a start.
  */
-import type { Clock, Timer } from '../../util/clock.ts';
+import type { Clock } from '../../util/clock.ts';
 import type { CallRuleAction, CallRules, CallRulesStep } from '../rules.ts';
+import { WakeTimer } from '../wake-timer.ts';
 
 export class RulesClock {
-  private timer: Timer | undefined;
+  private readonly wake: WakeTimer<'rules'>;
   private readonly playing = new Set<string>();
-  private closed = false;
 
   constructor(
     readonly rules: CallRules,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly now: () => number,
     private readonly onActions: (actions: CallRuleAction[]) => void,
-  ) {}
+  ) {
+    this.wake = new WakeTimer(clock, now, () => this.apply(this.rules.tick(this.now())));
+  }
 
   apply(step: CallRulesStep): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-    if (step.wakeAtMs !== undefined && !this.closed) {
-      this.timer = this.clock.setTimeout(() => this.apply(this.rules.tick(this.now())), Math.max(0, step.wakeAtMs - this.now()));
-    }
+    this.wake.set('rules', step.wakeAtMs);
     if (step.actions.length > 0) this.onActions(step.actions);
   }
 
@@ -38,8 +36,7 @@ export class RulesClock {
   }
 
   close(): void {
-    this.closed = true;
     this.rules.end();
-    this.timer?.cancel();
+    this.wake.close();
   }
 }

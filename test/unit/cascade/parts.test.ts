@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StereoRecorder, recordingPath } from '../../../src/call/recorder.ts';
 import { readWav } from '../../../src/audio/wav.ts';
 import { BusyCounter } from '../../../src/call/cascade/work.ts';
-import { WakeTimer } from '../../../src/call/cascade/wake-timer.ts';
+import { WakeTimer } from '../../../src/call/wake-timer.ts';
 import { cascadeSettings } from '../../../src/call/cascade/options.ts';
 import { EnergySttProvider, StandInLlm, sleep } from '../../../src/replay/stand-ins.ts';
 import { ManualClock } from '../../../src/util/clock.ts';

@@ -3,7 +3,7 @@
  * `wakeAtMs`, or none), and the timer is armed for the earliest. One timer rather than one per
  * core keeps the order of ticks fixed (all cores tick together) and nothing left armed at close.
  */
-import type { Clock, Timer } from '../../util/clock.ts';
+import type { Clock, Timer } from '../util/clock.ts';
 
 export class WakeTimer<K extends string> {
   private readonly wakes = new Map<K, number>();
@@ -35,5 +35,42 @@ export class WakeTimer<K extends string> {
   close(): void {
     this.closed = true;
     this.timer?.cancel();
+  }
+}
+
+/**
+ * Calls `onTick` on every 20 ms boundary of the call clock. The next boundary is computed from
+ * the clock each time, never by adding 20 ms to the last one, so lateness never accumulates.
+ * The audio writers of both engines pace themselves with it.
+ */
+export class FrameGridTicker {
+  private timer: Timer | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly now: () => number,
+    private readonly onTick: () => void,
+    private readonly frameMs = 20,
+  ) {}
+
+  /** Ticks once now, then on each boundary until `stop()`. */
+  start(): void {
+    this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    this.onTick();
+    if (this.stopped) return;
+    const now = this.now();
+    const next = (Math.floor(now / this.frameMs) + 1) * this.frameMs;
+    this.timer = this.clock.setTimeout(() => this.tick(), next - now);
   }
 }

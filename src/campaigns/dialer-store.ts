@@ -14,40 +14,9 @@
 import { sql } from 'kysely';
 import type { Repos, Store } from '../store/index.ts';
 import type { Campaign } from '../store/repos/campaigns.ts';
-import type { Lead, LeadStatus, LeadVariables } from '../store/repos/leads.ts';
+import { toLead, type Lead } from '../store/repos/leads.ts';
 import type { Clock } from '../util/clock.ts';
-import { fromJson } from '../store/json.ts';
 import type { CallOutcome, DialerStore, InterruptedAttempt, LeadPatch } from './dialer.ts';
-
-type LeadRow = {
-  id: number;
-  campaign_id: number;
-  account_id: number;
-  phone_number: string;
-  variables: string | null;
-  status: string;
-  attempts: number;
-  last_outcome: string | null;
-  next_attempt_at: number | null;
-  created_at: number;
-  updated_at: number;
-};
-
-function toLead(r: LeadRow): Lead {
-  return {
-    id: r.id,
-    campaignId: r.campaign_id,
-    accountId: r.account_id,
-    phoneNumber: r.phone_number,
-    variables: fromJson<LeadVariables | null>(r.variables, null),
-    status: r.status as LeadStatus,
-    attempts: r.attempts,
-    lastOutcome: r.last_outcome,
-    nextAttemptAt: r.next_attempt_at,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
 /** Call record statuses (call-record.ts) that settle an attempt. */
 const FINAL: Record<string, CallOutcome> = { completed: 'completed', busy: 'busy', 'no-answer': 'no-answer', failed: 'failed', voicemail: 'voicemail' };

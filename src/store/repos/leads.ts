@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely';
+import type { LeadsTable } from '../schema.ts';
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import { fromJson, toJson } from '../json.ts';
@@ -23,6 +25,26 @@ export interface AddLeadsResult {
   added: number;
   /** Numbers already in the campaign, or repeated in the request: not added twice. */
   duplicates: number;
+}
+
+/** A leads row as the store holds it. */
+export type LeadRow = Selectable<LeadsTable>;
+
+/** The one mapping from a stored row to a Lead (the repository and the dialer's store use it). */
+export function toLead(r: LeadRow): Lead {
+  return {
+    id: r.id,
+    campaignId: r.campaign_id,
+    accountId: r.account_id,
+    phoneNumber: r.phone_number,
+    variables: fromJson<LeadVariables | null>(r.variables, null),
+    status: r.status as LeadStatus,
+    attempts: r.attempts,
+    lastOutcome: r.last_outcome,
+    nextAttemptAt: r.next_attempt_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
 
 export class LeadsRepo {
@@ -57,19 +79,7 @@ export class LeadsRepo {
     let q = this.store.db.selectFrom('leads').selectAll().where('account_id', '=', accountId).where('campaign_id', '=', campaignId);
     if (opts.status) q = q.where('status', '=', opts.status);
     const rows = await q.orderBy('id').limit(opts.limit).offset(opts.offset).execute();
-    return rows.map((r) => ({
-      id: r.id,
-      campaignId: r.campaign_id,
-      accountId: r.account_id,
-      phoneNumber: r.phone_number,
-      variables: fromJson<LeadVariables | null>(r.variables, null),
-      status: r.status as LeadStatus,
-      attempts: r.attempts,
-      lastOutcome: r.last_outcome,
-      nextAttemptAt: r.next_attempt_at,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    return rows.map(toLead);
   }
 
   /** Leads the dialer can still call: pending ones (a start needs at least one). */

@@ -8,16 +8,17 @@
  * OnnxWrapper does), state float32 [2, B, 128], sr int64 scalar; outputs `output` [B, 1] (speech
  * probability) and `stateN` [2, B, 128].
  *
- * Cross-call batching: onnxruntime-node runs inference synchronously on the JS thread (inside a
- * setImmediate), so every run costs event-loop time. Windows from all calls that complete in the
- * same event-loop turn are therefore run as one batch [B, 576] — one native call instead of B,
- * about 3× less CPU per window at 150 calls (bench/vad.ts) and no added latency, because a
- * single run would wait for the same setImmediate anyway. Under load more RTP packets land in
- * each turn, so batches grow exactly when it matters.
+ * Cross-call batching: windows from all calls that complete in the same event-loop turn, or
+ * while the previous batch is still being computed, run as one batch [B, 576]: one native call
+ * instead of B, about 3× less CPU per window at 150 calls (bench/vad.ts) and no added latency.
+ * Under load more windows land in each turn, so batches grow exactly when it matters.
+ *
+ * The inference itself runs in a worker thread by default (silero-backend.ts), off the thread
+ * that paces every call's RTP.
  */
 import { fileURLToPath } from 'node:url';
-import * as ort from 'onnxruntime-node';
 import { SAMPLE_RATE, type AudioFrame } from '../frame.ts';
+import { InlineBackend, WorkerBackend, type InferenceBackend } from './silero-backend.ts';
 
 /** Samples per inference window at 16 kHz (32 ms): the only window size v5 is trained for. */
 export const SILERO_WINDOW_SAMPLES = 512;
@@ -39,6 +40,11 @@ export interface SileroVadOptions {
   intraOpNumThreads?: number;
   /** Largest number of calls' windows run together; 1 disables batching. */
   maxBatch?: number;
+  /**
+   * `worker` (default): inference in a worker thread, off the media thread. `inline`: on the
+   * calling thread (tools, comparisons).
+   */
+  thread?: 'worker' | 'inline';
 }
 
 interface PendingWindow {
@@ -49,38 +55,31 @@ interface PendingWindow {
 
 /** The shared model. Create once at start-up with `SileroVad.load()`; open a stream per call. */
 export class SileroVad {
-  /** Read-only and identical for every call, so one tensor serves all streams. */
-  readonly srTensor = new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), []);
   readonly maxBatch: number;
   private closed = false;
   private pending: PendingWindow[] = [];
   private flushScheduled = false;
-  /** Batch buffers, grown to the largest batch seen and reused. */
-  private batchInput = new Float32Array(0);
-  private batchState = new Float32Array(0);
+  private flushing = false;
   private batches = 0;
   private batchedWindows = 0;
 
   private constructor(
-    readonly session: ort.InferenceSession,
+    readonly backend: InferenceBackend,
     maxBatch: number,
   ) {
     this.maxBatch = Math.max(1, Math.floor(maxBatch));
   }
 
   static async load(options: SileroVadOptions = {}): Promise<SileroVad> {
-    const session = await ort.InferenceSession.create(options.modelPath ?? DEFAULT_SILERO_MODEL_PATH, {
-      intraOpNumThreads: options.intraOpNumThreads ?? 1,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    });
+    const o = { modelPath: options.modelPath ?? DEFAULT_SILERO_MODEL_PATH, intraOpNumThreads: options.intraOpNumThreads ?? 1, sampleRate: SAMPLE_RATE };
+    const backend = options.thread === 'inline' ? await InlineBackend.load(o) : await WorkerBackend.load(o);
     for (const name of ['input', 'state', 'sr']) {
-      if (!session.inputNames.includes(name)) {
-        throw new Error(`VAD model has no input '${name}' (inputs: ${session.inputNames.join(', ')}): not Silero v5?`);
+      if (!backend.inputNames.includes(name)) {
+        await backend.close();
+        throw new Error(`VAD model has no input '${name}' (inputs: ${backend.inputNames.join(', ')}): not Silero v5?`);
       }
     }
-    return new SileroVad(session, options.maxBatch ?? 256);
+    return new SileroVad(backend, options.maxBatch ?? 256);
   }
 
   createStream(): SileroStream {
@@ -93,14 +92,14 @@ export class SileroVad {
     return { runs: this.batches, windows: this.batchedWindows };
   }
 
-  /** Release the native session; windows still queued fail. Idempotent. */
+  /** Release the model (and its thread); windows still queued fail. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const pending = this.pending;
     this.pending = [];
     for (const p of pending) p.reject(new Error('SileroVad is closed'));
-    await this.session.release();
+    await this.backend.close();
   }
 
   /**
@@ -111,24 +110,30 @@ export class SileroVad {
     if (this.closed) return Promise.reject(new Error('SileroVad is closed'));
     return new Promise((resolve, reject) => {
       this.pending.push({ stream, resolve, reject });
-      if (!this.flushScheduled) {
+      if (!this.flushScheduled && !this.flushing) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
       }
     });
   }
 
+  /** One batch at a time: windows that arrive while a batch runs join the next one. */
   private async flush(): Promise<void> {
     this.flushScheduled = false;
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.maxBatch);
-      try {
-        const probs = await this.run(batch);
-        for (let b = 0; b < batch.length; b++) batch[b]!.resolve(probs[b] ?? 0);
-      } catch (e) {
-        const err = e instanceof Error ? e : new Error(String(e));
-        for (const p of batch) p.reject(err);
+    this.flushing = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, this.maxBatch);
+        try {
+          const probs = await this.run(batch);
+          for (let b = 0; b < batch.length; b++) batch[b]!.resolve(probs[b] ?? 0);
+        } catch (e) {
+          const err = e instanceof Error ? e : new Error(String(e));
+          for (const p of batch) p.reject(err);
+        }
       }
+    } finally {
+      this.flushing = false;
     }
   }
 
@@ -136,20 +141,7 @@ export class SileroVad {
     const B = batch.length;
     this.batches++;
     this.batchedWindows += B;
-    if (B === 1) {
-      // The stream's own tensors wrap its buffers: no copies at all.
-      const s = batch[0]!.stream;
-      const out = await this.session.run(s.feeds);
-      const [prob, next] = outputs(out, 1);
-      s.state.set(next);
-      return prob;
-    }
-    if (this.batchInput.length < B * INPUT_SAMPLES) {
-      this.batchInput = new Float32Array(B * INPUT_SAMPLES);
-      this.batchState = new Float32Array(B * STATE_SIZE);
-    }
-    const input = this.batchInput.subarray(0, B * INPUT_SAMPLES);
-    const state = this.batchState.subarray(0, B * STATE_SIZE);
+    const { input, state } = this.backend.buffers(B);
     // state is [layer][batch][unit]: each stream's two 128-unit halves land B*128 apart.
     for (let b = 0; b < B; b++) {
       const s = batch[b]!.stream;
@@ -157,28 +149,17 @@ export class SileroVad {
       state.set(s.state.subarray(0, STATE_UNITS), b * STATE_UNITS);
       state.set(s.state.subarray(STATE_UNITS), (B + b) * STATE_UNITS);
     }
-    const out = await this.session.run({
-      input: new ort.Tensor('float32', input, [B, INPUT_SAMPLES]),
-      state: new ort.Tensor('float32', state, [2, B, STATE_UNITS]),
-      sr: this.srTensor,
-    });
-    const [prob, next] = outputs(out, B);
+    const out = await this.backend.run(B);
+    if (out.probability.length !== B || out.state.length !== B * STATE_SIZE) throw new Error('unexpected Silero VAD outputs');
+    const next = out.state;
     for (let b = 0; b < B; b++) {
       const s = batch[b]!.stream;
       s.state.set(next.subarray(b * STATE_UNITS, (b + 1) * STATE_UNITS), 0);
       s.state.set(next.subarray((B + b) * STATE_UNITS, (B + b + 1) * STATE_UNITS), STATE_UNITS);
     }
-    return prob;
+    // Copied: the backend reuses its output buffer for the next batch.
+    return out.probability.slice();
   }
-}
-
-function outputs(out: ort.InferenceSession.ReturnType, B: number): [Float32Array, Float32Array] {
-  const prob = out['output']?.data;
-  const next = out['stateN']?.data;
-  if (!(prob instanceof Float32Array) || !(next instanceof Float32Array) || prob.length !== B || next.length !== B * STATE_SIZE) {
-    throw new Error('unexpected Silero VAD outputs');
-  }
-  return [prob, next];
 }
 
 /**
@@ -190,21 +171,13 @@ export class SileroStream {
   readonly input = new Float32Array(INPUT_SAMPLES);
   /** Recurrent state [2, 1, 128], updated after every window. @internal */
   readonly state = new Float32Array(STATE_SIZE);
-  /** Tensors wrapping the two buffers above, for unbatched runs. @internal */
-  readonly feeds: Record<string, ort.Tensor>;
   /** Samples of the current window collected so far (written at input[CONTEXT + fill]). */
   private fill = 0;
   private busy = false;
   private lastProbability = 0;
   private windowCount = 0;
 
-  constructor(private readonly vad: SileroVad) {
-    this.feeds = {
-      input: new ort.Tensor('float32', this.input, [1, INPUT_SAMPLES]),
-      state: new ort.Tensor('float32', this.state, [2, 1, STATE_UNITS]),
-      sr: vad.srTensor,
-    };
-  }
+  constructor(private readonly vad: SileroVad) {}
 
   /** Probability of the most recent complete window (0 before the first). */
   get probability(): number {

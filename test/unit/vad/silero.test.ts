@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SileroVad, SILERO_WINDOW_SAMPLES } from '../../../src/audio/vad/silero.ts';
+import { WorkerBackend } from '../../../src/audio/vad/silero-backend.ts';
 import { detectSpeech } from '../../../src/audio/vad/index.ts';
 import type { SpeechEvent, SpeechStartEvent } from '../../../src/audio/vad/detector.ts';
 import { energyOnsetMs, loadFixture, runVad, toFrames } from './fixture-audio.ts';
@@ -20,8 +21,7 @@ const starts = (events: SpeechEvent[]): SpeechStartEvent[] => events.filter((e):
 
 describe('SileroVad model contract', () => {
   it('loads the v5 model with input, state and sr inputs', () => {
-    expect(vad.session.inputNames).toEqual(expect.arrayContaining(['input', 'state', 'sr']));
-    expect(vad.session.outputNames).toEqual(expect.arrayContaining(['output', 'stateN']));
+    expect(vad.backend.inputNames).toEqual(expect.arrayContaining(['input', 'state', 'sr']));
   });
 
   it('runs one 512-sample window per 32 ms: 16 frames of 20 ms make 10 windows', async () => {
@@ -175,5 +175,56 @@ describe('per-call state', () => {
     expect(results.slice(0, frames.length).map((r) => r.frameStartMs)).toEqual(frames.map((_, i) => i * 20));
     const events = results.flatMap((r) => r.events);
     expect(events.map((e) => e.type)).toEqual(['speech-start', 'speech-end']);
+  });
+});
+
+describe('inference thread', () => {
+  it('runs in a worker by default and gives exactly the probabilities of the inline session', async () => {
+    expect(vad.backend).toBeInstanceOf(WorkerBackend);
+    const inline = await SileroVad.load({ thread: 'inline' });
+    try {
+      const pcm = loadFixture('utt-opening-hours');
+      const a = (await runVad(vad.createStream(), pcm)).probabilities;
+      const b = (await runVad(inline.createStream(), pcm)).probabilities;
+      expect(a.length).toBeGreaterThan(50);
+      expect(a).toEqual(b);
+    } finally {
+      await inline.close();
+    }
+  });
+
+  it('survives a crashed worker: the windows it held fail, the next ones run on a new worker', async () => {
+    const own = await SileroVad.load();
+    try {
+      const backend = own.backend as WorkerBackend;
+      const frames = toFrames(loadFixture('utt-yes'));
+      const s = own.createStream();
+      for (const f of frames.slice(0, 10)) await s.push(f);
+      // Two frames complete a window: it is in the worker when the worker dies.
+      const inFlight = s.push({ samples: new Int16Array(SILERO_WINDOW_SAMPLES), sampleRate: 16000 });
+      await new Promise((r) => setImmediate(r));
+      await backend.crashForTest();
+      await expect(inFlight).rejects.toThrow(/VAD worker exited/);
+      const fresh = (await runVad(own.createStream(), loadFixture('utt-yes'))).probabilities;
+      const reference = (await runVad(vad.createStream(), loadFixture('utt-yes'))).probabilities;
+      expect(fresh).toEqual(reference);
+      expect(backend.starts).toBe(2);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('fails to load with a clear error when the model file is not there, and leaves no thread behind', async () => {
+    await expect(SileroVad.load({ modelPath: '/nonexistent/silero.onnx' })).rejects.toThrow(/VAD model failed to load/);
+  });
+
+  it('close() fails queued windows and later pushes instead of hanging', async () => {
+    const own = await SileroVad.load();
+    const s = own.createStream();
+    const pending = s.push({ samples: new Int16Array(SILERO_WINDOW_SAMPLES), sampleRate: 16000 });
+    const failed = expect(pending).rejects.toThrow(/closed/);
+    await own.close();
+    await failed;
+    expect(() => own.createStream()).toThrow(/closed/);
   });
 });

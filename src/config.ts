@@ -9,6 +9,11 @@ const HOSTNAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.
 const host = z.string().refine((h) => net.isIP(h) !== 0 || HOSTNAME.test(h), 'must be an IP address or a host name');
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
 
+/** Live-call caps and the overload threshold, overridable per deployment (src/sip/server.ts). */
+export const CALL_CAP_DEFAULTS = Object.freeze({ maxLiveCalls: 500, maxPerAccount: 200, maxPerTrunk: 200, maxLoopDelayMs: 50 });
+
+const count = z.coerce.number().int().min(1);
+
 function defaultPublicHost(): string {
   for (const list of Object.values(os.networkInterfaces())) {
     for (const addr of list ?? []) {
@@ -36,6 +41,10 @@ const schema = z
     TWILIO_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
     SWITCHBOARD_PUBLIC_URL: optionalUrl,
     SWITCHBOARD_CATALOG: z.string().min(1).optional(),
+    SWITCHBOARD_MAX_CALLS: count.default(CALL_CAP_DEFAULTS.maxLiveCalls),
+    SWITCHBOARD_MAX_CALLS_PER_ACCOUNT: count.default(CALL_CAP_DEFAULTS.maxPerAccount),
+    SWITCHBOARD_MAX_CALLS_PER_TRUNK: count.default(CALL_CAP_DEFAULTS.maxPerTrunk),
+    SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
   })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
@@ -57,6 +66,8 @@ export interface Config {
   twilio: { baseUrl: string };
   publicUrl: string;
   catalogFile?: string;
+  /** Caps on live calls and the event-loop delay past which new calls are shed (0: off). */
+  calls: { maxLiveCalls: number; maxPerAccount: number; maxPerTrunk: number; maxLoopDelayMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -82,5 +93,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     twilio: { baseUrl: e.TWILIO_BASE_URL },
     publicUrl: (e.SWITCHBOARD_PUBLIC_URL ?? `http://${httpHostForUrl}:${e.HTTP_PORT}`).replace(/\/$/, ''),
     catalogFile: e.SWITCHBOARD_CATALOG,
+    calls: {
+      maxLiveCalls: e.SWITCHBOARD_MAX_CALLS,
+      maxPerAccount: e.SWITCHBOARD_MAX_CALLS_PER_ACCOUNT,
+      maxPerTrunk: e.SWITCHBOARD_MAX_CALLS_PER_TRUNK,
+      maxLoopDelayMs: e.SWITCHBOARD_MAX_LOOP_DELAY_MS,
+    },
   });
 }

@@ -69,7 +69,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     throw err;
   }
   try {
-    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine, ...SipServer.defaults });
+    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine, ...SipServer.optionsFrom(config) });
   } catch (err) {
     await calls.close();
     await store.close();

@@ -4,9 +4,8 @@
  * inbound INVITEs through routing and admission (src/call/inbound-calls.ts); registrations of
  * `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters, releases ports.
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
+import { CALL_CAP_DEFAULTS, type Config } from '../config.ts';
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
 import { CallRecorder } from '../call/call-record.ts';
 import { CallRegistry } from '../call/call-registry.ts';
@@ -18,6 +17,7 @@ import { RtpSession } from '../media/rtp-session.ts';
 import type { Repos } from '../store/index.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { AbuseGuard, type AbuseGuardOptions } from './abuse-guard.ts';
+import { LoopLag, type LoopDelayMonitor } from './loop-lag.ts';
 import { RegistrationManager, type RegistrationManagerOptions } from './registration-manager.ts';
 import type { TimerConfig } from './transaction-types.ts';
 import { TrunkAuthenticator } from './trunk-auth.ts';
@@ -50,8 +50,8 @@ export interface SipServerOptions {
 }
 
 export const DEFAULT_LIMITS: CallLimits = {
-  maxPerAccount: 200,
-  maxPerTrunk: 200,
+  maxPerAccount: CALL_CAP_DEFAULTS.maxPerAccount,
+  maxPerTrunk: CALL_CAP_DEFAULTS.maxPerTrunk,
   minBalanceMicros: CALL_PRICE_PER_MINUTE_MICROS,
   diagnosticsMaxMs: 300_000,
 };
@@ -72,6 +72,8 @@ export interface OverloadOptions {
   maxLoopDelayMs: number;
   /** Retry-After (seconds) on the 503. */
   retryAfterS: number;
+  /** Where the delay is read (default: this process's event loop, src/sip/loop-lag.ts). */
+  loopMonitor?: LoopDelayMonitor;
 }
 
 /**
@@ -80,57 +82,20 @@ export interface OverloadOptions {
  * degrade audibly, the call cap is a backstop above the per-account and per-trunk caps.
  */
 export const DEFAULT_OVERLOAD: OverloadOptions = {
-  maxLiveCalls: 500,
-  maxLoopDelayMs: 50,
+  maxLiveCalls: CALL_CAP_DEFAULTS.maxLiveCalls,
+  maxLoopDelayMs: CALL_CAP_DEFAULTS.maxLoopDelayMs,
   retryAfterS: 5,
 };
 
-/** Event-loop delay histogram resolution, subtracted from readings (Node counts the whole interval). */
-const LOOP_RESOLUTION_MS = 10;
-
-/** Fewer samples than this in a second (the loop was blocked most of it) count as one long stall. */
-const LOOP_MIN_SAMPLES = 20;
-
-/** Event-loop delay p99 per whole second, measured on real time (not the injected clock). */
-class LoopLag {
-  private readonly histogram: IntervalHistogram;
-  private readonly timer: NodeJS.Timeout;
-  private last = 0;
-  private previous = 0;
-  private lastRotation = performance.now();
-
-  constructor() {
-    this.histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-    this.histogram.enable();
-    this.timer = setInterval(() => this.rotate(), 1000);
-    this.timer.unref();
-  }
-
-  /** The lower p99 of the last two whole seconds, in ms: high only when the lag is sustained. */
-  get p99Ms(): number {
-    return Math.min(this.last, this.previous);
-  }
-
-  private rotate(): void {
-    const now = performance.now();
-    const h = this.histogram;
-    // A loop blocked for most of the second leaves few samples: its delay is the gap itself.
-    const p99 = h.count >= LOOP_MIN_SAMPLES ? h.percentile(99) / 1e6 - LOOP_RESOLUTION_MS : now - this.lastRotation - 1000;
-    this.previous = this.last;
-    this.last = Math.max(0, p99);
-    this.lastRotation = now;
-    h.reset();
-  }
-
-  close(): void {
-    clearInterval(this.timer);
-    this.histogram.disable();
-  }
-}
-
 export class SipServer {
-  /** The defaults the composition root passes (src/main.ts); change them here, not per deployment. */
-  static readonly defaults: Readonly<{ limits: CallLimits; overload: OverloadOptions }> = { limits: DEFAULT_LIMITS, overload: DEFAULT_OVERLOAD };
+  /** Limits and overload options from the configuration (the SWITCHBOARD_MAX_* variables). */
+  static optionsFrom(config: Pick<Config, 'calls'>): { limits: Partial<CallLimits>; overload: Partial<OverloadOptions> } {
+    const c = config.calls;
+    return {
+      limits: { maxPerAccount: c.maxPerAccount, maxPerTrunk: c.maxPerTrunk },
+      overload: { maxLiveCalls: c.maxLiveCalls, maxLoopDelayMs: c.maxLoopDelayMs },
+    };
+  }
 
   readonly ua: UserAgent;
   readonly registry = new CallRegistry();
@@ -142,7 +107,7 @@ export class SipServer {
   private readonly inFlight = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
   readonly overload: OverloadOptions;
-  private readonly loopLag: LoopLag | undefined;
+  private readonly loopLag: LoopDelayMonitor | undefined;
   /** INVITEs refused with 503 because of load. */
   readonly shed = { loopDelay: 0, liveCalls: 0 };
   private lastShedLog = -Infinity;
@@ -181,7 +146,7 @@ export class SipServer {
       strike: (ip) => this.abuse.strike(ip),
     };
     this.overload = { ...DEFAULT_OVERLOAD, ...opts.overload };
-    this.loopLag = this.overload.maxLoopDelayMs > 0 ? new LoopLag() : undefined;
+    this.loopLag = this.overload.maxLoopDelayMs > 0 ? (this.overload.loopMonitor ?? new LoopLag()) : undefined;
     ua.onInvite = (incoming) => {
       const why = this.overloaded();
       if (why) {

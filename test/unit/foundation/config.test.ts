@@ -11,6 +11,17 @@ describe('configuration', () => {
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
     expect(c.dataDir.endsWith('data')).toBe(true);
     expect(Object.isFrozen(c)).toBe(true);
+    expect(c.calls).toEqual({ maxLiveCalls: 500, maxPerAccount: 200, maxPerTrunk: 200, maxLoopDelayMs: 50 });
+  });
+
+  it('takes the call caps and the overload threshold from SWITCHBOARD_MAX_*', () => {
+    const c = loadConfig({
+      SWITCHBOARD_MAX_CALLS: '900',
+      SWITCHBOARD_MAX_CALLS_PER_ACCOUNT: '40',
+      SWITCHBOARD_MAX_CALLS_PER_TRUNK: '30',
+      SWITCHBOARD_MAX_LOOP_DELAY_MS: '0',
+    });
+    expect(c.calls).toEqual({ maxLiveCalls: 900, maxPerAccount: 40, maxPerTrunk: 30, maxLoopDelayMs: 0 });
   });
 
   it.each([
@@ -28,6 +39,9 @@ describe('configuration', () => {
     ['DEEPGRAM_BASE_URL', 'nope'],
     ['RTP_PORT_MAX', '65536'],
     ['SIP_PORT', '5060.5'],
+    ['SWITCHBOARD_MAX_CALLS', '0'],
+    ['SWITCHBOARD_MAX_CALLS_PER_TRUNK', 'many'],
+    ['SWITCHBOARD_MAX_LOOP_DELAY_MS', '-5'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

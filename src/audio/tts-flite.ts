@@ -6,10 +6,17 @@
  * (`-voice slt -t TEXT -o /out/x.wav`) against a preopened temp directory. A synthesis blocks
  * for tens to hundreds of ms, which the event loop carrying RTP cannot afford, so it runs in one
  * child process that compiles the module once; each synthesis gets a fresh instance, because a
- * WASI program can be started only once. A process, not a worker thread: the WASI module has been
- * seen to crash natively (SIGSEGV) when run in a worker beside a live engine, and a crashed worker
- * takes the whole engine with it, while a crashed child costs only the syntheses in flight (they
+ * WASI program can be started only once. A process, not a worker thread: a crashed worker would
+ * take the whole engine with it, while a crashed child costs only the syntheses in flight (they
  * reject, and the next synthesis starts a new child).
+ *
+ * The crash that made flite unreliable (SIGABRT every 10–20 syntheses, reproduced on Node 20.20
+ * with a bare loop of WASI instances): Node's WASI objects are freed by the garbage collector, and
+ * when that collection is triggered from inside a WASI call of the *next* instance (uvwasi's
+ * path_open reports external memory, V8 finishes incremental marking right there), the old
+ * instance's destructor (uvwasi_destroy → uv_mutex_destroy) aborts the process. So the child
+ * runs with --expose-gc and collects after every synthesis, when no WASI call is on the stack:
+ * each instance is destroyed at a safe point, before the next one starts.
  */
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
@@ -81,6 +88,8 @@ process.on('message', ({ id, args, wantWav }) => {
     process.send({ id, error: String(e && e.stack || e) });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+    // Destroy this WASI instance now, outside any WASI call (see the comment on FliteTts).
+    global.gc();
   }
 });
 `;
@@ -105,6 +114,8 @@ export class FliteTts {
   private readonly jobs = new Map<number, Job>();
   private nextId = 1;
   private closed = false;
+  /** Child processes that died while working (each cost a retry); should stay 0. */
+  crashes = 0;
 
   private constructor(private readonly wasmPath: string) {}
 
@@ -200,7 +211,7 @@ export class FliteTts {
     if (this.worker) return this.worker;
     const worker = fork(childScriptPath(), [this.wasmPath], {
       // node:wasi prints an ExperimentalWarning on first use; it says nothing useful per process.
-      execArgv: ['--no-warnings'],
+      execArgv: ['--no-warnings', '--expose-gc'],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -220,6 +231,7 @@ export class FliteTts {
     worker.on('error', (e) => this.failAll(e instanceof Error ? e : new Error(String(e))));
     worker.on('exit', (code, signal) => {
       if (this.worker === worker) this.worker = undefined;
+      if (this.jobs.size > 0 && !this.closed) this.crashes++;
       this.failAll(new ChildCrash(`flite child exited (${signal ?? code})`));
     });
     this.worker = worker;

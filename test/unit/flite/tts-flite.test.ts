@@ -83,6 +83,23 @@ describe('flite crash isolation', () => {
       expect(audio.samples.length).toBeGreaterThan(16_000);
       const fresh = (tts as unknown as { worker: import('node:child_process').ChildProcess }).worker;
       expect(fresh.pid).not.toBe(child.pid);
+      expect(tts.crashes).toBe(1);
+    } finally {
+      await tts.close();
+    }
+  });
+
+  it('survives many syntheses in one process (WASI instances are destroyed at a safe point)', async () => {
+    // A bare loop of WASI instances aborts within 10-20 of them (uvwasi_destroy from a GC inside
+    // the next instance's WASI call; see tts-flite.ts). In this child the GC timing makes that
+    // rare, so this guards the path rather than reproducing the crash on demand.
+    const tts = await FliteTts.load();
+    try {
+      for (let i = 0; i < 40; i++) {
+        const audio = await tts.synthesize(['Hello there.', 'Please hold the line.', 'Your booking is confirmed.'][i % 3]!, { voice: (['slt', 'rms', 'awb'] as const)[i % 3] });
+        expect(audio.samples.length).toBeGreaterThan(4000);
+      }
+      expect(tts.crashes).toBe(0);
     } finally {
       await tts.close();
     }

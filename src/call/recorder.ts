@@ -8,6 +8,24 @@ import { dirname, join } from 'node:path';
 import { SAMPLE_RATE } from '../audio/frame.ts';
 import { interleaveStereo, writeWav } from '../audio/wav.ts';
 
+/**
+ * Where an engine run writes what it records, in ms on the run's own clock: the run's own
+ * StereoRecorder, or (under the call runner) a shifted view onto the call's one recording, so
+ * every engine run of a call (assistant swaps) lands on one timeline from answer.
+ */
+export interface RecordingSink {
+  caller(atMs: number, samples: Int16Array): void;
+  assistant(atMs: number, samples: Int16Array): void;
+}
+
+/** `sink` as seen by a run that started `offsetMs` after the recording's zero. */
+export function shiftedSink(sink: RecordingSink, offsetMs: number): RecordingSink {
+  return {
+    caller: (atMs, samples) => sink.caller(atMs + offsetMs, samples),
+    assistant: (atMs, samples) => sink.assistant(atMs + offsetMs, samples),
+  };
+}
+
 /** Where a call's recording lives under SWITCHBOARD_DATA_DIR. */
 export function recordingPath(dataDir: string, callUuid: string): string {
   return join(dataDir, 'recordings', `${callUuid}.wav`);
@@ -40,7 +58,7 @@ class Track {
   }
 }
 
-export class StereoRecorder {
+export class StereoRecorder implements RecordingSink {
   private readonly left = new Track();
   private readonly right = new Track();
 

@@ -24,8 +24,18 @@ export interface CallerItem {
   label?: string;
 }
 
+/**
+ * Caller audio that is not a mix of items: a recorded call tape played through the inbound
+ * media chain (src/replay/tape-replay.ts). Asked once per 20 ms slot, when the slot has ended.
+ */
+export interface CallerSource {
+  frame(startMs: number): Int16Array | Promise<Int16Array>;
+}
+
 export interface CallerScript {
   items: CallerItem[];
+  /** The base of every inbound frame; `items` are mixed over it. */
+  source?: CallerSource;
   dtmf?: { atMs: number; digit: string }[];
   /** The caller hangs up here (ms from answer); otherwise the call lasts until the engine ends it. */
   hangUpAtMs?: number;
@@ -97,11 +107,12 @@ export class VirtualMedia implements CallMedia {
   ) {
     this.t0 = clock.now();
     this.schedulePop(1);
-    for (const d of script.dtmf ?? []) {
-      clock.setTimeout(() => {
-        for (const fn of this.dtmfListeners) fn({ digit: d.digit, durationMs: 100 });
-      }, d.atMs);
-    }
+    for (const d of script.dtmf ?? []) clock.setTimeout(() => this.dtmf(d.digit, 100), d.atMs);
+  }
+
+  /** The caller presses a key now (what an RtpSession's `dtmf` event is to a CallSession). */
+  dtmf(digit: string, durationMs: number): void {
+    for (const fn of this.dtmfListeners) fn({ digit, durationMs });
   }
 
   get nowMs(): number {
@@ -209,7 +220,9 @@ export class VirtualMedia implements CallMedia {
         const dueAt = this.t0 + startMs + FRAME_MS;
         if (this.clock.now() < dueAt) await this.until(dueAt);
         if (this.closed) return;
-        yield { samples: this.mix(startMs), sampleRate: SAMPLE_RATE };
+        const base = this.script.source ? await this.script.source.frame(startMs) : undefined;
+        if (this.closed) return;
+        yield { samples: this.mix(startMs, base), sampleRate: SAMPLE_RATE };
       }
     } finally {
       this.inboundDone = true;
@@ -230,8 +243,9 @@ export class VirtualMedia implements CallMedia {
     });
   }
 
-  private mix(startMs: number): Int16Array {
+  private mix(startMs: number, base?: Int16Array): Int16Array {
     const out = new Int16Array(FRAME_SAMPLES);
+    if (base) out.set(base.subarray(0, FRAME_SAMPLES));
     const from = (startMs * SAMPLE_RATE) / 1000;
     for (const item of this.script.items) {
       const offset = from - Math.round((item.atMs * SAMPLE_RATE) / 1000);

@@ -17,7 +17,8 @@ export const USAGE = `usage:
   switchboard keys create --account N
   switchboard keys revoke --key KEY
   switchboard serve
-  switchboard replay --assistant FILE.json --caller AUDIO.wav [--tape CALL.json] [--stand-ins]`;
+  switchboard replay --assistant FILE.json --caller AUDIO.wav [--tape CALL.json] [--stand-ins]
+  switchboard replay --assistant FILE.json --tape CALL.tape.json [--caller AUDIO.wav] [--stand-ins]`;
 
 function accountId(text: string | undefined): number {
   if (!text || !/^\d+$/.test(text)) throw new UsageError('--account must be an account number');
@@ -116,9 +117,11 @@ export async function run(argv: string[]): Promise<unknown> {
     }
     case 'replay': {
       if (!values.assistant) throw new UsageError('--assistant is required');
-      if (!values.caller) throw new UsageError('--caller is required');
-      const { runReplay } = await import('../replay/replay.ts');
-      return runReplay({ assistant: values.assistant, caller: values.caller, tape: values.tape, standIns: values['stand-ins'] ?? false });
+      if (!values.caller && !values.tape) throw new UsageError('--caller is required (or --tape with a recorded call tape)');
+      const { runReplay, ReplayUsageError } = await import('../replay/replay.ts');
+      return runReplay({ assistant: values.assistant, caller: values.caller, tape: values.tape, standIns: values['stand-ins'] ?? false }).catch((err: unknown) => {
+        throw err instanceof ReplayUsageError ? new UsageError(err.message) : err;
+      });
     }
     default:
       throw new UsageError(`unknown command: ${command || '(none)'}`);

@@ -15,6 +15,7 @@ import { InboundTranscoder } from './codecs/transcode.ts';
 import type { Codec } from './codecs/codec.ts';
 import { DtmfReceiver, type DtmfEvent } from './dtmf.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
+import { InboundMulaw } from './mulaw-passthrough.ts';
 import type { RtpPacket } from './rtp-packet.ts';
 import { RtpReceiverStats } from './rtp-receiver-stats.ts';
 import type { DropOldestQueue } from './rtp-session-queue.ts';
@@ -29,6 +30,8 @@ const PTIME_EVIDENCE = 3;
 export interface InboundHooks {
   dtmf(digit: string, durationMs: number): void;
   latched(source: TransportAddress): void;
+  /** Observer: every packet the source filter let through, as it arrived (the call tape). */
+  packet?(packet: RtpPacket, nowMs: number): void;
 }
 
 export interface InboundCounters {
@@ -70,6 +73,8 @@ export class InboundPath {
   private lastAudio: { seq: number; ts: number } | undefined;
   private oddPtime = { ticks: 0, run: 0 };
   private lastMediaMs: number;
+  /** PCMU calls: the μ-law bytes behind each frame, for pass-through (mulaw-passthrough.ts). */
+  private mulaw: InboundMulaw | undefined;
 
   /** `queue` belongs to the session: the call may start reading before media is negotiated. */
   constructor(media: NegotiatedMedia, nowMs: number, queue: DropOldestQueue<AudioFrame>, private readonly hooks: InboundHooks) {
@@ -132,6 +137,7 @@ export class InboundPath {
     const verdict = this.filter.check({ ...from, ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber }, nowMs);
     if (!verdict.accept) return;
     if (verdict.latchedNow) this.hooks.latched(this.filter.latched ?? from);
+    this.hooks.packet?.(packet, nowMs);
     const pt = packet.payloadType;
     const isDtmf = pt === this.media.dtmfPayloadType;
     const codec = isDtmf ? undefined : this.media.receiveCodecs.get(pt);
@@ -163,16 +169,20 @@ export class InboundPath {
     this.onDtmf(this.dtmf.poll(nowMs));
     // With ptime ≠ 20 one pull yields more or less than a frame; pull until a frame exists.
     const maxPulls = Math.ceil(FRAME_MS / this.frameMs) + 1;
+    const raw = this.media.codec.name === 'PCMU' ? (this.mulaw ??= new InboundMulaw()) : undefined;
+    raw?.begin();
     for (let pulls = 0; this.pending.length === 0 && pulls < maxPulls; pulls++) {
       const out = this.jitter.pull(nowMs);
       if (out.kind === 'empty') break;
       if (out.kind === 'frame') {
         const decoder = this.decoderFor(this.payloadTypes.get(out.payload) ?? this.media.payloadType);
         this.lastDecoder = decoder;
+        raw?.payload(out.payload, decoder?.codec);
         if (decoder) this.pending.push(...safeDecode(decoder, out.payload));
       } else if (this.lastDecoder) {
         const frames = this.lastDecoder.conceal();
         this.counters.concealedFrames += frames.length;
+        raw?.concealed(frames);
         this.pending.push(...frames);
       }
     }
@@ -180,10 +190,10 @@ export class InboundPath {
     while (this.pending.length > 4) this.pending.shift();
     const frame = this.pending.shift();
     this.counters.framesDelivered++;
-    if (frame) this.queue.push(frame);
+    if (frame) this.queue.push(raw ? raw.attach(frame, false) : frame);
     else {
       this.counters.silenceFrames++;
-      this.queue.push(silenceFrame());
+      this.queue.push(raw ? raw.attach(silenceFrame(), true) : silenceFrame());
     }
   }
 

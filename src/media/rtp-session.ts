@@ -21,7 +21,7 @@ import type { AudioFrame } from '../audio/frame.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
 import type { PortPool, RtpPortPair } from './port-pool.ts';
-import { looksLikeRtcp, parseRtp, serializeRtp } from './rtp-packet.ts';
+import { looksLikeRtcp, parseRtp, serializeRtp, type RtpPacket } from './rtp-packet.ts';
 import { InboundPath } from './rtp-session-inbound.ts';
 import { OutboundPath, type OutboundPacket } from './rtp-session-outbound.ts';
 import { DropOldestQueue } from './rtp-session-queue.ts';
@@ -59,6 +59,17 @@ export interface RtpSessionOptions {
   ticker?: TickerFactory;
 }
 
+/**
+ * An observer of what arrives (the call tape, src/call/tape.ts): the negotiated media when it is
+ * attached and after each re-INVITE, then every packet the source filter accepted, with its
+ * arrival time on the session's monotonic clock. It must not keep `packet.payload` (a view into
+ * the datagram): copy what it needs.
+ */
+export interface InboundTap {
+  media(media: NegotiatedMedia, nowMs: number): void;
+  packet(packet: RtpPacket, nowMs: number): void;
+}
+
 export interface LocalPorts {
   address: string;
   rtpPort: number;
@@ -87,6 +98,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private readonly initialTimestamp: number;
   private readonly sent = { packets: 0, bytes: 0, errors: 0 };
   private timedOut = false;
+  private tap: InboundTap | undefined;
   private closing: Promise<void> | undefined;
   /** One callback for every send: errors are counted, not raised per packet. */
   private readonly onSent = (error: Error | null): void => {
@@ -113,6 +125,10 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       get playing() {
         return session.out?.playing ?? false;
       },
+      get codec() {
+        return session.out?.codec;
+      },
+      writeMulaw: (payload) => session.out?.writeMulaw(payload) ?? false,
     };
   }
 
@@ -148,6 +164,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.in = new InboundPath(media, now, this.queue, {
       dtmf: (digit, durationMs) => this.emit('dtmf', { digit, durationMs }),
       latched: (source) => this.emit('sourceLatched', source),
+      packet: (packet, nowMs) => this.tap?.packet(packet, nowMs),
     });
     this.out = new OutboundPath(media, {
       clock: this.clock,
@@ -194,10 +211,18 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const old = this.media!;
     this.media = media;
     if (old.remote.address !== media.remote.address || old.remote.rtcpPort !== media.remote.rtcpPort) this.rtcpTarget = undefined;
-    this.in!.update(media, this.clock.monotonic());
+    const now = this.clock.monotonic();
+    this.in!.update(media, now);
+    this.tap?.media(media, now);
     this.out!.update(media);
     this.out!.setSending(this.maySend(media));
     this.timedOut = false;
+  }
+
+  /** Attach (or with undefined, detach) the inbound observer; a started session reports its media at once. */
+  tapInbound(tap: InboundTap | undefined): void {
+    this.tap = tap;
+    if (tap && this.media && this.state === 'started') tap.media(this.media, this.clock.monotonic());
   }
 
   sendDtmf(digits: string, options?: DtmfSendOptions): Promise<void> {

@@ -14,15 +14,22 @@
  * catalog, as in `serve`; network STT is not paced to the virtual clock, so transcript times
  * then depend on the vendor's speed.
  *
- * The tape (`--tape`) adds to the caller's side: `{"audio": [{"atMs", "file", "transcript"?}],
- * "dtmf": [{"atMs", "digit"}], "hangUpAtMs"}`; files are relative to the tape.
+ * The tape (`--tape`) is one of two things, told apart by its `kind`:
+ * - a script (no `kind`) that adds to the caller's side: `{"audio": [{"atMs", "file",
+ *   "transcript"?}], "dtmf": [{"atMs", "digit"}], "hangUpAtMs"}`; files are relative to it;
+ * - a recorded call tape (`"kind": "switchboard-call-tape"`, what `record` keeps; docs/CALL-TAPE.md):
+ *   the caller is then the recorded inbound RTP, fed by arrival time through the production
+ *   inbound media chain (tape-replay.ts), and hangs up when the recorded call ended. Times are
+ *   then from where the live call's first engine run began, as in its transcript. `--caller` is
+ *   optional then (a WAV given is mixed over it). With stand-ins the STT hears the stand-in
+ *   caller sentence in the tape's speech.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Agent } from '../agent/run-turn.ts';
 import type { AgentDeps } from '../agent/types.ts';
 import { AmbientLibrary } from '../audio/ambient.ts';
-import { Denoiser } from '../audio/denoise.ts';
+import { loadDenoiser } from '../audio/denoise.ts';
 import { SAMPLE_RATE } from '../audio/frame.ts';
 import { resample } from '../audio/resample.ts';
 import { FliteTts } from '../audio/tts-flite.ts';
@@ -32,10 +39,12 @@ import { runCascade, type CascadeAssistant, type CascadeDeps, type TimelineEvent
 import { trackedLlm, trackedTts, type WorkTracker } from '../call/cascade/work.ts';
 import { resolveSpeech } from '../call/engine.ts';
 import type { TranscriptEntry } from '../call/transcript.ts';
+import { isCallTape, parseCallTape } from '../call/tape.ts';
 import { VirtualMedia, type CallerItem, type CallerScript } from '../call/virtual-media.ts';
 import { FliteTtsProvider } from '../providers/tts/flite-tts.ts';
 import { ManualClock, type Clock } from '../util/clock.ts';
 import { EnergySttProvider, StandInLlm } from './stand-ins.ts';
+import { TapeFeed } from './tape-replay.ts';
 
 export const STAND_IN_REPLY = 'Thank you for your question. This is the stand-in assistant, and I am happy to help.';
 export const STAND_IN_CALLER_TEXT = 'Hello, I have a question.';
@@ -44,14 +53,24 @@ const TAIL_MS = 10_000;
 
 export interface ReplayArgs {
   assistant: string;
-  caller: string;
-  tape?: string;
+  /** Optional with a recorded call tape. */
+  caller?: string | undefined;
+  tape?: string | undefined;
   standIns: boolean;
 }
 
+/** The arguments cannot make a replay (the CLI reports it as a usage error). */
+export class ReplayUsageError extends Error {}
+
 export interface ReplayOutput {
   assistant: string;
-  caller: string;
+  caller: string | null;
+  /** The tape given, and what it was: a script, or a recorded call (with its call's uuid). */
+  tape:
+    | { file: string; kind: 'script' }
+    /** `zero_ms`: where on the tape the replay's 0 is (the live call's first engine run, the zero of its transcript). */
+    | { file: string; kind: 'call-tape'; call_uuid: string; packets: number; truncated: boolean; zero_ms: number }
+    | null;
   stand_ins: boolean;
   call_ms: number;
   wall_ms: number;
@@ -69,22 +88,42 @@ interface Tape {
 
 export async function runReplay(args: ReplayArgs): Promise<ReplayOutput> {
   const assistant = toAssistant(JSON.parse(await readFile(args.assistant, 'utf8')) as unknown);
-  const items: CallerItem[] = [await callerItem(args.caller, 0)];
+  const items: CallerItem[] = args.caller ? [await callerItem(args.caller, 0)] : [];
   let tape: Tape = {};
-  if (args.tape) {
-    tape = JSON.parse(await readFile(args.tape, 'utf8')) as Tape;
-    for (const a of tape.audio ?? []) items.push(await callerItem(resolve(dirname(args.tape), a.file), a.atMs, a.transcript));
-  }
-  const audioEndMs = Math.max(...items.map((i) => i.atMs + (i.samples.length / SAMPLE_RATE) * 1000));
-  const script: CallerScript = { items, dtmf: tape.dtmf ?? [], hangUpAtMs: tape.hangUpAtMs ?? Math.ceil(audioEndMs + TAIL_MS) };
   const clock = new ManualClock(0);
+  let feed: TapeFeed | undefined;
+  // The feed's DTMF goes to the call, which exists once the script (with the feed) is built.
+  const caller: { media?: VirtualMedia } = {};
+  if (args.tape) {
+    const json = JSON.parse(await readFile(args.tape, 'utf8')) as unknown;
+    const kind = (json as { kind?: unknown } | null)?.kind;
+    if (isCallTape(json)) {
+      feed = new TapeFeed(parseCallTape(json), clock, clock.now(), { dtmf: (digit, durationMs) => caller.media?.dtmf(digit, durationMs) });
+    } else if (kind !== undefined) {
+      throw new ReplayUsageError(`--tape: unknown kind ${JSON.stringify(kind)} (a script has no kind; a recorded call tape is "switchboard-call-tape")`);
+    } else {
+      tape = json as Tape;
+      for (const a of tape.audio ?? []) items.push(await callerItem(resolve(dirname(args.tape), a.file), a.atMs, a.transcript));
+    }
+  }
+  if (!feed && !args.caller) throw new ReplayUsageError('--caller is required unless --tape is a recorded call tape');
+  const audioEndMs = Math.max(0, ...items.map((i) => i.atMs + (i.samples.length / SAMPLE_RATE) * 1000));
+  const script: CallerScript = feed
+    ? { items, source: feed, hangUpAtMs: Math.ceil(feed.endMs) }
+    : { items, dtmf: tape.dtmf ?? [], hangUpAtMs: tape.hangUpAtMs ?? Math.ceil(audioEndMs + TAIL_MS) };
   const media = new VirtualMedia(clock, script);
+  caller.media = media;
   const vad = await SileroVad.load();
   const flite = await FliteTts.load();
   // Compile the 21 MB module before the clock starts, so speed figures measure the call.
   await flite.warmUp();
   try {
-    const providers = args.standIns ? standInProviders(clock, media, flite) : await envProviders(assistant, clock, media.work);
+    // The stand-in STT hears each item's transcript; a recorded tape's speech is the stand-in caller's sentence.
+    const heard = (ms: number): string => {
+      const item = itemAt(items, ms);
+      return item ? (item.transcript ?? '') : feed ? STAND_IN_CALLER_TEXT : '';
+    };
+    const providers = args.standIns ? standInProviders(clock, media, flite, heard) : await envProviders(assistant, clock, media.work);
     const fallback = { provider: trackedTts(new FliteTtsProvider(() => Promise.resolve(flite), clock), media.work), voice: 'slt' };
     const deps: CascadeDeps = {
       clock,
@@ -95,14 +134,21 @@ export async function runReplay(args: ReplayArgs): Promise<ReplayOutput> {
       work: media.work,
       random: () => 0,
     };
-    if (assistant.config.enable_noise_cancellation ?? true) deps.denoiser = await Denoiser.load();
+    // The denoiser `serve` uses (loadDenoiser's default backend), so a replay hears what a call would.
+    if (assistant.config.enable_noise_cancellation ?? true) deps.denoiser = await loadDenoiser();
     const started = performance.now();
     const result = await media.drive(() => runCascade(media, deps, assistant, undefined, new AbortController().signal));
     const wallMs = Math.round(performance.now() - started);
     const callMs = media.closedAtMs ?? media.nowMs;
+    const t = feed?.tape;
     return {
       assistant: args.assistant,
-      caller: args.caller,
+      caller: args.caller ?? null,
+      tape: !args.tape
+        ? null
+        : t
+          ? { file: args.tape, kind: 'call-tape', call_uuid: t.call.uuid, packets: t.packets.length, truncated: t.truncated, zero_ms: feed!.zeroMs }
+          : { file: args.tape, kind: 'script' },
       stand_ins: args.standIns,
       call_ms: callMs,
       wall_ms: wallMs,
@@ -113,9 +159,15 @@ export async function runReplay(args: ReplayArgs): Promise<ReplayOutput> {
       transcript: result.transcript,
     };
   } finally {
+    feed?.close();
     await vad.close();
     await flite.close();
   }
+}
+
+/** The script item playing at `audioMs`, if any. */
+function itemAt(items: readonly CallerItem[], audioMs: number): CallerItem | undefined {
+  return items.find((i) => audioMs >= i.atMs && audioMs < i.atMs + (i.samples.length / SAMPLE_RATE) * 1000);
 }
 
 /** An assistant file is the API's assistant fields, or a record with them under `config`. */
@@ -157,7 +209,12 @@ export async function knownTranscript(wavPath: string): Promise<string | undefin
   return undefined;
 }
 
-function standInProviders(clock: Clock, media: VirtualMedia, flite: FliteTts): Pick<CascadeDeps, 'agent' | 'voice' | 'stt' | 'language'> {
+function standInProviders(
+  clock: Clock,
+  media: VirtualMedia,
+  flite: FliteTts,
+  heard: (audioMs: number) => string,
+): Pick<CascadeDeps, 'agent' | 'voice' | 'stt' | 'language'> {
   const llm = new StandInLlm(clock, { content: STAND_IN_REPLY });
   const deps: AgentDeps = {
     resolveModel: () => ({ provider: llm, model: 'stand-in' }),
@@ -167,7 +224,7 @@ function standInProviders(clock: Clock, media: VirtualMedia, flite: FliteTts): P
   return {
     agent: new Agent(deps),
     voice: { provider: trackedTts(new FliteTtsProvider(() => Promise.resolve(flite), clock), media.work), voice: 'slt' },
-    stt: new EnergySttProvider((ms) => media.transcriptAt(ms)),
+    stt: new EnergySttProvider(heard),
     language: 'en-US',
   };
 }

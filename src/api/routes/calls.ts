@@ -17,6 +17,20 @@ const listQuery = z.object({
   campaign_id: z.coerce.number().int().positive().optional(),
 });
 
+/** The call tape's path under the data dir (kept in `details.tape` by the call runner), if recorded. */
+function tapeOf(c: Call): string | undefined {
+  const tape = c.details?.tape;
+  return typeof tape === 'string' && tape.length > 0 ? tape : undefined;
+}
+
+/** A file the call record names, relative to the data directory; never anything outside it. */
+function dataFile(dataDir: string, relative: string | null | undefined): string | undefined {
+  if (!relative) return undefined;
+  const root = path.resolve(dataDir);
+  const file = path.resolve(root, relative);
+  return file.startsWith(root + path.sep) && fs.existsSync(file) ? file : undefined;
+}
+
 export function presentCall(c: Call, publicUrl: string) {
   const durationMs = c.answerAt !== null && c.endAt !== null ? Math.max(0, c.endAt - c.answerAt) : null;
   return {
@@ -42,6 +56,7 @@ export function presentCall(c: Call, publicUrl: string) {
     evaluation: c.evaluation,
     variables: c.variables,
     recording_url: c.recordingPath ? `${publicUrl}/api/user/calls/${c.id}/recording` : null,
+    tape_url: tapeOf(c) ? `${publicUrl}/api/user/calls/${c.id}/tape` : null,
     cost: toDollars(c.costMicros),
   };
 }
@@ -84,12 +99,23 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     async handler({ params, accountId, reply }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
-      if (!call?.recordingPath) throw new NotFoundError('Recording');
       // Stored paths are relative to the data directory; never serve anything outside it.
-      const root = path.resolve(ctx.config.dataDir);
-      const file = path.resolve(root, call.recordingPath);
-      if (!file.startsWith(root + path.sep) || !fs.existsSync(file)) throw new NotFoundError('Recording');
+      const file = dataFile(ctx.config.dataDir, call?.recordingPath);
+      if (!file) throw new NotFoundError('Recording');
       return reply.header('Content-Type', 'audio/wav').send(fs.createReadStream(file));
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/calls/:id/tape',
+    summary: 'Download the call tape (the inbound RTP with arrival times, DTMF and call events; docs/CALL-TAPE.md) for `switchboard replay --tape`',
+    tags,
+    params: idParams,
+    async handler({ params, accountId, reply }) {
+      const call = await ctx.repos.calls.get(accountId, params.id);
+      const file = dataFile(ctx.config.dataDir, call ? tapeOf(call) : undefined);
+      if (!file) throw new NotFoundError('Call tape');
+      return reply.header('Content-Type', 'application/json').send(fs.createReadStream(file));
     },
   });
 }

@@ -58,6 +58,7 @@ describe('GET /user/calls', () => {
       end_cause: 'assistant_hangup',
       transcript: [{ role: 'user', content: 'hi' }],
       recording_url: null,
+      tape_url: null,
       cost: 0.05,
     });
   });
@@ -66,6 +67,7 @@ describe('GET /user/calls', () => {
     const call = await t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2' });
     expect((await t.req(t.b.key, 'GET', `/user/calls/${call.id}`)).status).toBe(404);
     expect((await t.req(t.b.key, 'GET', `/user/calls/${call.id}/recording`)).status).toBe(404);
+    expect((await t.req(t.b.key, 'GET', `/user/calls/${call.id}/tape`)).status).toBe(404);
     expect((await t.req(t.b.key, 'GET', '/user/calls')).body).toEqual([]);
     expect((await t.req(t.a.key, 'GET', '/user/calls/999')).status).toBe(404);
   });
@@ -87,6 +89,34 @@ describe('GET /user/calls', () => {
       expect(rec.headers['content-type']).toBe('audio/wav');
       expect(rec.body).toBe('RIFFfake');
       expect((await app.call(acct.key, 'GET', `/user/calls/${escape.id}/recording`)).status).toBe(404);
+    } finally {
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves the call tape named in details.tape, from inside the data directory only', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-tape-'));
+    const app = await testApp({ SWITCHBOARD_DATA_DIR: dir });
+    try {
+      const acct = await app.account();
+      const other = await app.account();
+      fs.mkdirSync(path.join(dir, 'recordings'));
+      fs.writeFileSync(path.join(dir, 'recordings', 'a.tape.json'), '{"kind":"switchboard-call-tape","version":1}');
+      const base = { accountId: acct.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2' } as const;
+      const call = await app.ctx.repos.calls.create({ ...base, details: { tape: 'recordings/a.tape.json' } });
+      const none = await app.ctx.repos.calls.create(base);
+      const escape = await app.ctx.repos.calls.create({ ...base, details: { tape: '../../etc/passwd' } });
+      const meta = await app.call(acct.key, 'GET', `/user/calls/${call.id}`);
+      expect(meta.body.tape_url).toMatch(new RegExp(`/api/user/calls/${call.id}/tape$`));
+      expect((await app.call(acct.key, 'GET', `/user/calls/${none.id}`)).body.tape_url).toBeNull();
+      const tape = await app.call(acct.key, 'GET', `/user/calls/${call.id}/tape`);
+      expect(tape.status).toBe(200);
+      expect(tape.headers['content-type']).toMatch(/^application\/json/);
+      expect(tape.body).toEqual({ kind: 'switchboard-call-tape', version: 1 });
+      expect((await app.call(acct.key, 'GET', `/user/calls/${none.id}/tape`)).status).toBe(404);
+      expect((await app.call(acct.key, 'GET', `/user/calls/${escape.id}/tape`)).status).toBe(404);
+      expect((await app.call(other.key, 'GET', `/user/calls/${call.id}/tape`)).status).toBe(404);
     } finally {
       await app.close();
       fs.rmSync(dir, { recursive: true, force: true });

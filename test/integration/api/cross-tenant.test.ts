@@ -82,6 +82,7 @@ const CASES: Record<string, Case> = {
   'DELETE /user/whatsapp/senders/:id': { url: (i) => `/user/whatsapp/senders/${i.sender}`, missing: () => `/user/whatsapp/senders/${NOPE}`, ownStatus: 200 },
   'GET /user/calls/:id': { url: (i) => `/user/calls/${i.call}`, missing: () => `/user/calls/${NOPE}`, ownStatus: 200 },
   'GET /user/calls/:id/recording': { url: (i) => `/user/calls/${i.call}/recording`, missing: () => `/user/calls/${NOPE}/recording`, ownStatus: 200 },
+  'GET /user/calls/:id/tape': { url: (i) => `/user/calls/${i.call}/tape`, missing: () => `/user/calls/${NOPE}/tape`, ownStatus: 200 },
   'GET /conversations/:uuid': { url: (_i, c) => `/conversations/${c}`, missing: () => `/conversations/${NOPE_UUID}`, ownStatus: 200 },
   'POST /automate/conversations/:uuid/disable-ai': {
     url: (_i, c) => `/automate/conversations/${c}/disable-ai`,
@@ -142,7 +143,8 @@ describe('cross-tenant isolation', () => {
     const ids = await seed(h, a.key, n);
     fs.mkdirSync(path.join(dataDir, 'recordings'), { recursive: true });
     fs.writeFileSync(path.join(dataDir, 'recordings', `${ids.call}.wav`), 'RIFFfake');
-    await h.ctx.repos.calls.update(ids.call, { recordingPath: `recordings/${ids.call}.wav` });
+    fs.writeFileSync(path.join(dataDir, 'recordings', `${ids.call}.tape.json`), '{"kind":"switchboard-call-tape"}');
+    await h.ctx.repos.calls.update(ids.call, { recordingPath: `recordings/${ids.call}.wav`, details: { tape: `recordings/${ids.call}.tape.json` } });
     const assistantUuid = (await h.call(a.key, 'GET', `/user/assistant/${ids.assistant}`)).body.uuid as string;
     const conv = (await h.call(a.key, 'POST', '/conversations', { assistant_id: assistantUuid, type: 'test' })).body.conversation_id as string;
     expect(conv).toEqual(expect.any(String));

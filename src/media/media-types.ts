@@ -24,6 +24,25 @@ export interface DtmfSendOptions {
   gapMs?: number;
 }
 
+/**
+ * A caller frame of a G.711 μ-law (PCMU) call: also the μ-law bytes behind it, as the far end
+ * sent them (after the jitter buffer's reordering; a lost packet is its concealment, encoded),
+ * so an engine whose model takes μ-law passes them through instead of re-encoding the frame.
+ * At ptime 20 that is the frame's own 160-byte payload; at other ptimes, the bytes pulled in the
+ * frame's slot (possibly none), so the bytes of consecutive frames still add up to the stream.
+ */
+export interface PassThroughFrame extends AudioFrame {
+  readonly mulaw?: Uint8Array;
+}
+
+/** The μ-law bytes a caller frame carries, if its call is PCMU (see PassThroughFrame). */
+export function mulawOf(frame: AudioFrame): Uint8Array | undefined {
+  return (frame as PassThroughFrame).mulaw;
+}
+
+/** Bytes of 20 ms of G.711 (8 kHz, one byte a sample): the unit of `writeMulaw`. */
+export const G711_FRAME_BYTES = 160;
+
 /** Audio towards the caller. One writer per call; frames are 20 ms at 16 kHz (any rate works). */
 export interface OutboundAudio {
   /**
@@ -40,6 +59,18 @@ export interface OutboundAudio {
   flush(): number;
   /** True while queued audio (not comfort silence) is going out. */
   readonly playing: boolean;
+  /**
+   * The negotiated codec's name (`PCMU`, `PCMA`, `G722`, `opus`) while media is up. Absent on
+   * writers that have no codec (virtual media in tests and replays).
+   */
+  readonly codec?: string | undefined;
+  /**
+   * μ-law pass-through: queue 20 ms of G.711 μ-law (exactly G711_FRAME_BYTES), in order with
+   * `write`'s frames and flushed with them. On a PCMU call the bytes become RTP payloads as
+   * they are (re-cut only for a ptime other than 20); on another codec they are decoded and
+   * encoded like a frame. Returns false like `write`. Absent where unsupported.
+   */
+  writeMulaw?(payload: Uint8Array): boolean;
 }
 
 export interface RtpSessionStats {

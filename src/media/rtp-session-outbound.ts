@@ -21,11 +21,23 @@
  * queue. An empty queue owes nothing. So a real-time writer (an echo, a bridge) returns to its
  * pre-stall delay at the next pause, and a writer that queues far ahead loses nothing to a stall
  * shorter than `maxLagMs`.
+ *
+ * μ-law pass-through (`writeMulaw`): 20 ms of G.711 μ-law share the queue with frames. On a PCMU
+ * call they are the payloads as they are (no decode, no encode; only re-cut for a ptime other
+ * than 20); on any other codec (after a re-INVITE) they are decoded and encoded like a frame.
+ * Such audio was made ahead of time by its source (a speech model), so when it arrives while the
+ * line carries silence, the first packet of the talkspurt goes out at once, stamped with the next
+ * slot's timestamp and the marker bit, instead of waiting up to a ptime for that slot. The rest of
+ * the talkspurt then rides the slots one ahead, and the first slot with nothing to say afterwards
+ * sends nothing, which puts silence (and DTMF) back on the grid. Timestamps never repeat or jump:
+ * the far end sees a talkspurt arriving up to one ptime early, which a jitter buffer that resyncs
+ * on the marker plays that much sooner, and any other simply holds until its time.
  */
 import { FRAME_MS, type AudioFrame } from '../audio/frame.ts';
+import { ulaw } from './codecs/g711.ts';
 import { OutboundTranscoder } from './codecs/transcode.ts';
 import { digitToEvent, planDtmf } from './dtmf.ts';
-import type { DtmfSendOptions, OutboundAudio } from './media-types.ts';
+import { G711_FRAME_BYTES, type DtmfSendOptions, type OutboundAudio } from './media-types.ts';
 import { createTicker, type TickerFactory } from './media-clock.ts';
 import type { SlotTicker, TickerStats } from './rtp-session-ticker.ts';
 import type { NegotiatedMedia } from './sdp-negotiate.ts';
@@ -73,6 +85,23 @@ interface Encoded {
   audio: boolean;
 }
 
+/** 20 ms of μ-law from writeMulaw, queued as it came. */
+interface RawMulaw {
+  readonly raw: Uint8Array;
+}
+
+type Queued = AudioFrame | RawMulaw;
+
+const isRaw = (q: Queued): q is RawMulaw => 'raw' in q;
+
+/** μ-law codes whose level is under QUIET_PEAK (built once from the decode table). */
+const QUIET_ULAW = (() => {
+  const levels = ulaw.decode(Uint8Array.from({ length: 256 }, (_, i) => i));
+  return Uint8Array.from(levels, (v) => (v < QUIET_PEAK && v > -QUIET_PEAK ? 1 : 0));
+})();
+/** μ-law silence, for the padding of a last partial packet. */
+const ULAW_ZERO = 0xff;
+
 export class OutboundPath implements OutboundAudio {
   private readonly clock: Clock;
   private readonly sendFn: (packet: OutboundPacket) => void;
@@ -81,7 +110,11 @@ export class OutboundPath implements OutboundAudio {
   private media: NegotiatedMedia;
   private transcoder: OutboundTranscoder;
   private ticker: SlotTicker;
-  private readonly queue: AudioFrame[] = [];
+  private readonly queue: Queued[] = [];
+  /** μ-law bytes cut off short of a packet (ptime other than 20). */
+  private rawRest: Uint8Array | undefined;
+  /** A talkspurt started early: packets go out one slot ahead of the grid (see the header). */
+  private ahead = false;
   /** Payloads encoded but not yet sent (ptime < 20 makes two per frame). */
   private spill: Encoded[] = [];
   private readonly dtmf: DtmfSlot[] = [];
@@ -119,6 +152,10 @@ export class OutboundPath implements OutboundAudio {
     return this.queue.length > 0 || this.spill.some((e) => e.audio);
   }
 
+  get codec(): string {
+    return this.media.codec.name;
+  }
+
   get tickerStats(): TickerStats {
     return this.ticker.stats;
   }
@@ -126,16 +163,45 @@ export class OutboundPath implements OutboundAudio {
   /** RTP timestamp for "now", extrapolated from the last slot sent (for the RTCP SR). */
   rtpTimestampAt(nowMs: number): number {
     const since = this.lastSlotMs === undefined ? 0 : nowMs - this.lastSlotMs;
-    return (this.timestamp + Math.round((since * this.media.codec.clockRate) / 1000)) >>> 0;
+    // Sending one slot ahead does not move the media clock the report describes.
+    const base = this.ahead ? this.timestamp - this.transcoder.ticksPerPacket : this.timestamp;
+    return (base + Math.round((since * this.media.codec.clockRate) / 1000)) >>> 0;
   }
 
   write(frame: AudioFrame): boolean {
+    return this.enqueue(frame);
+  }
+
+  writeMulaw(payload: Uint8Array): boolean {
+    if (payload.length !== G711_FRAME_BYTES) throw new RangeError(`writeMulaw takes ${G711_FRAME_BYTES} bytes (20 ms), got ${payload.length}`);
+    if (!this.enqueue({ raw: payload })) return false;
+    this.startTalkspurtNow();
+    return true;
+  }
+
+  private enqueue(item: Queued): boolean {
     if (this.closed || !this.sending || this.queue.length >= this.maxQueued) {
       this.counters.framesDropped++;
       return false;
     }
-    this.queue.push(frame);
+    this.queue.push(item);
     return true;
+  }
+
+  /**
+   * Pass-through audio arriving while the line is silent: its first packet goes now, one slot
+   * early (see the header). Only at ptime ≤ 20, where one queued write makes a whole packet.
+   */
+  private startTalkspurtNow(): void {
+    if (this.ahead || !this.marker || this.lastSlotMs === undefined || this.media.ptimeMs > FRAME_MS) return;
+    if (this.queue.length !== 1 || this.dtmf.length > 0 || this.spill.length > 0 || this.rawRest) return;
+    const encoded = this.nextPayload();
+    if (!encoded) return;
+    this.sendFn({ payloadType: this.media.payloadType, marker: true, timestamp: this.timestamp, payload: encoded.payload });
+    this.marker = false;
+    this.ahead = true;
+    this.timestamp = (this.timestamp + this.transcoder.ticksPerPacket) >>> 0;
+    this.wake();
   }
 
   async writeStream(frames: AsyncIterable<AudioFrame>, signal?: AbortSignal): Promise<void> {
@@ -178,6 +244,7 @@ export class OutboundPath implements OutboundAudio {
     const dropped = this.queue.length + Math.round((spilled * this.media.ptimeMs) / FRAME_MS);
     this.queue.length = 0;
     this.spill = [];
+    this.rawRest = undefined;
     this.transcoder.reset();
     this.counters.framesDropped += dropped;
     this.marker = true;
@@ -219,6 +286,7 @@ export class OutboundPath implements OutboundAudio {
     if (!sending) {
       this.ticker.stop();
       this.flush();
+      this.ahead = false;
       if (this.dtmf.length > 0) this.failDtmf(new AppError('media stopped sending (hold)', 409, 'MEDIA_NOT_SENDING'));
       return;
     }
@@ -240,6 +308,7 @@ export class OutboundPath implements OutboundAudio {
       this.transcoder.close();
       this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs);
       this.spill = [];
+      this.rawRest = undefined;
       this.marker = true;
     }
     if (old.ptimeMs !== media.ptimeMs) {
@@ -268,6 +337,14 @@ export class OutboundPath implements OutboundAudio {
     this.lastSlotMs = this.clock.monotonic();
     if (skipped > 0) this.skip(skipped);
     if (this.lag > 0) this.payLag();
+    if (this.ahead && (this.dtmf.length > 0 || !this.playing)) {
+      // The early talkspurt is over: this slot's packet already went, so silence and DTMF
+      // continue on the grid from the next one. The timestamp already stands there.
+      this.ahead = false;
+      this.marker = true;
+      this.wake();
+      return;
+    }
     const dtmf = this.dtmf.shift();
     if (dtmf) this.sendDtmfSlot(dtmf);
     else {
@@ -299,7 +376,7 @@ export class OutboundPath implements OutboundAudio {
     this.emptySlots = 0;
     const excess = Math.min(this.lag - this.maxLag, this.queue.length);
     if (excess > 0) this.dropLate(excess);
-    while (this.lag > 0 && this.queue.length > 0 && isQuiet(this.queue[0]!)) this.dropLate(1);
+    while (this.lag > 0 && this.queue.length > 0 && isQuietItem(this.queue[0]!)) this.dropLate(1);
   }
 
   private dropLate(frames: number): void {
@@ -327,7 +404,13 @@ export class OutboundPath implements OutboundAudio {
   private nextPayload(silenceOnly = false): Encoded | undefined {
     const maxFrames = Math.ceil(this.media.ptimeMs / FRAME_MS) + 1;
     for (let i = 0; this.spill.length === 0 && i < maxFrames; i++) {
-      const frame = silenceOnly ? undefined : this.queue.shift();
+      const item = silenceOnly ? undefined : this.queue.shift();
+      if (item && isRaw(item)) {
+        this.spillRaw(item.raw);
+        continue;
+      }
+      const frame = item;
+      if (frame && this.rawRest) this.spillRawRest();
       const audio = frame !== undefined;
       try {
         const payloads = frame ? this.transcoder.encode(frame) : this.transcoder.encodeSilence();
@@ -338,6 +421,43 @@ export class OutboundPath implements OutboundAudio {
       }
     }
     return this.spill.shift();
+  }
+
+  /** Queued μ-law → payloads: as they are on PCMU, else through the encoder like a frame. */
+  private spillRaw(raw: Uint8Array): void {
+    if (this.media.codec.name !== 'PCMU') {
+      try {
+        for (const payload of this.transcoder.encode({ samples: ulaw.decode(raw), sampleRate: 8000 })) this.spill.push({ payload, audio: true });
+      } catch {
+        this.counters.framesDropped++;
+      }
+      return;
+    }
+    // Audio the encoder still holds goes first (a frame written before, at an odd ptime).
+    const held = this.transcoder.flush();
+    if (held) this.spill.push({ payload: held, audio: true });
+    const size = this.media.ptimeMs * 8;
+    if (size === raw.length && !this.rawRest) {
+      this.spill.push({ payload: raw, audio: true });
+      return;
+    }
+    let bytes = raw;
+    if (this.rawRest) {
+      bytes = Buffer.concat([this.rawRest, raw]);
+      this.rawRest = undefined;
+    }
+    let at = 0;
+    for (; at + size <= bytes.length; at += size) this.spill.push({ payload: bytes.subarray(at, at + size), audio: true });
+    if (at < bytes.length) this.rawRest = bytes.subarray(at);
+  }
+
+  /** μ-law short of a packet before a frame: padded with silence and sent, so order is kept. */
+  private spillRawRest(): void {
+    const rest = this.rawRest!;
+    this.rawRest = undefined;
+    const payload = Buffer.alloc(this.media.ptimeMs * 8, ULAW_ZERO);
+    payload.set(rest);
+    this.spill.push({ payload, audio: true });
   }
 
   private failDtmf(error: Error): void {
@@ -359,6 +479,13 @@ export class OutboundPath implements OutboundAudio {
       if ((await Promise.race([woken, aborted])) === 'aborted') return;
     }
   }
+}
+
+function isQuietItem(item: Queued): boolean {
+  if (!isRaw(item)) return isQuiet(item);
+  const raw = item.raw;
+  for (let i = 0; i < raw.length; i++) if (QUIET_ULAW[raw[i]!] === 0) return false;
+  return true;
 }
 
 /** True when no sample of the frame reaches QUIET_PEAK: a pause, safe to drop to catch up. */

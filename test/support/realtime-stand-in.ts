@@ -9,10 +9,18 @@
  * against the audio it actually sent (an error past the end, like the real one) and records
  * every client event. Event names follow `dialect` (GA by default, or the beta names).
  *
+ * It keeps the conversation the model would remember (`conversation`: items in order, as the
+ * real server builds it): caller turns on commit, response output items, client-created items
+ * (`conversation.item.create`, at `previous_item_id` or the end; `root` for the start; an
+ * unknown previous id, a taken item id or a `function_call_output` whose `call_id` has no
+ * `function_call` before it is an error and nothing is added), deletions
+ * (`conversation.item.delete`, an error for an unknown id) and truncations (the audio item's
+ * transcript is dropped, as the real server does).
+ *
  * Responses come from a SCRIPT, one entry per response, consumed in order across connections
- * (a reconnect continues the script); once it runs out every response says "Okay.". A response
- * starts on `response.create` or, with server VAD and `create_response` unset/true, when the
- * caller stops speaking. Script entry (all fields optional):
+ * (a reconnect continues the script); once it runs out every response is `fallback` (by
+ * default "Okay."). A response starts on `response.create` or, with server VAD and
+ * `create_response` unset/true, when the caller stops speaking. Script entry (all fields optional):
  *   say:     words spoken (audio deltas, `chunkMs` each, with transcript deltas) or, with
  *            output_modalities ['text'], sent as text deltas word by word.
  *   calls:   [{name, arguments, callId?}] function calls after `say`; the response then ends and
@@ -57,6 +65,8 @@ export interface RealtimeStandInOptions {
   userTranscripts?: string[];
   /** Send `rate_limits.updated` after each `response.done`, as the real server does. */
   rateLimits?: boolean;
+  /** What every response says once the script has run out (default: "Okay."). */
+  fallback?: StandInResponse;
 }
 
 export interface StandInConnection {
@@ -80,6 +90,10 @@ export interface StandInConnection {
   audioSentMs: Map<string, number>;
   truncations: { itemId: string; contentIndex: number; audioEndMs: number }[];
   functionOutputs: { callId: string; output: string }[];
+  /** The conversation as the model would remember it, in order. */
+  conversation: Json[];
+  /** Item ids the client deleted. */
+  deleted: string[];
   responses: { id: string; status: string; instructions?: string }[];
   end?: 'client' | 'dropped';
   ws: WebSocket;
@@ -223,7 +237,7 @@ export class RealtimeStandIn {
     const c: Conn = {
       id: this.connections.length, headers: req.headers, query: Object.fromEntries(url.searchParams), clientEvents: [], sent: [], session,
       appends: [], pcm, inputPcm: () => concatPcm(pcm), inputMs: 0, turns: [], audioSentMs: new Map(), truncations: [],
-      functionOutputs: [], responses: [], ws, vad: { inSpeech: false, aboveMs: 0, belowMs: 0, itemId: '' }, pendingAppendMs: 0,
+      functionOutputs: [], conversation: [], deleted: [], responses: [], ws, vad: { inSpeech: false, aboveMs: 0, belowMs: 0, itemId: '' }, pendingAppendMs: 0,
     };
     this.connections.push(c);
     ws.on('close', () => (c.end ??= 'client'));
@@ -295,16 +309,37 @@ export class RealtimeStandIn {
         return this.emit(c, { type: 'input_audio_buffer.cleared' });
       case 'conversation.item.create': {
         const item: Json = { id: nextId('item'), ...((e.item ?? {}) as Json) };
-        if (item.type === 'function_call_output') c.functionOutputs.push({ callId: String(item.call_id), output: String(item.output) });
-        this.emit(c, { type: this.name('conversation.item.added'), previous_item_id: null, item });
-        if (!this.beta) this.emit(c, { type: 'conversation.item.done', previous_item_id: null, item });
+        const prev = e.previous_item_id as string | undefined;
+        const at = prev === undefined ? c.conversation.length : prev === 'root' ? 0 : c.conversation.findIndex((i) => i.id === prev) + 1;
+        if (at === 0 && prev !== undefined && prev !== 'root') return this.error(c, 'item_not_found', `Item with item_id '${prev}' not found`);
+        if (c.conversation.some((i) => i.id === item.id)) return this.error(c, 'duplicate_item_id', `Item with id '${String(item.id)}' already exists`);
+        if (item.type === 'function_call_output') {
+          const call = c.conversation.slice(0, at).find((i) => i.type === 'function_call' && i.call_id === item.call_id);
+          if (!call) return this.error(c, 'invalid_value', `No function call found for call_id '${String(item.call_id)}'`);
+          c.functionOutputs.push({ callId: String(item.call_id), output: String(item.output) });
+        }
+        c.conversation.splice(at, 0, item);
+        const previous = at > 0 ? c.conversation[at - 1]!.id : null;
+        this.emit(c, { type: this.name('conversation.item.added'), previous_item_id: previous, item });
+        if (!this.beta) this.emit(c, { type: 'conversation.item.done', previous_item_id: previous, item });
         return;
+      }
+      case 'conversation.item.delete': {
+        const itemId = String(e.item_id);
+        const at = c.conversation.findIndex((i) => i.id === itemId);
+        if (at < 0) return this.error(c, 'item_not_found', `Item with item_id '${itemId}' not found`);
+        c.conversation.splice(at, 1);
+        c.deleted.push(itemId);
+        return this.emit(c, { type: 'conversation.item.deleted', item_id: itemId });
       }
       case 'conversation.item.truncate': {
         const itemId = String(e.item_id), end = Number(e.audio_end_ms), sent = c.audioSentMs.get(itemId);
         if (sent === undefined) return this.error(c, 'item_not_found', `Item ${itemId} has no assistant audio`);
         if (!(end >= 0) || end > sent) return this.error(c, 'invalid_value', `audio_end_ms ${end} is past the audio's ${sent} ms`);
         c.truncations.push({ itemId, contentIndex: Number(e.content_index), audioEndMs: end });
+        // The server drops the transcript of a truncated item: no text the caller never heard.
+        const cut = c.conversation.find((i) => i.id === itemId);
+        if (cut) cut.content = [{ type: 'output_audio', transcript: null, truncated_at_ms: end }];
         return this.emit(c, { type: 'conversation.item.truncated', item_id: itemId, content_index: e.content_index, audio_end_ms: end });
       }
       case 'response.create':
@@ -356,6 +391,7 @@ export class RealtimeStandIn {
     this.emit(c, { type: 'input_audio_buffer.committed', previous_item_id: null, item_id: v.itemId });
     c.pendingAppendMs = 0;
     const item = { id: v.itemId, type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_audio', transcript: null }] };
+    c.conversation.push(item);
     this.emit(c, { type: this.name('conversation.item.added'), previous_item_id: null, item });
     if (this.setting(c, 'input', 'transcription', 'input_audio_transcription') != null) {
       const transcript = this.options.userTranscripts?.[this.userTurns++] ?? 'Hello.';
@@ -365,7 +401,7 @@ export class RealtimeStandIn {
   }
 
   private async respond(c: Conn, instructions?: string): Promise<void> {
-    const step = this.script[this.scriptAt++] ?? { say: 'Okay.' };
+    const step = this.script[this.scriptAt++] ?? this.options.fallback ?? { say: 'Okay.' };
     const id = nextId('resp');
     const active: NonNullable<Conn['active']> = { id };
     c.active = active;
@@ -395,6 +431,7 @@ export class RealtimeStandIn {
       const base = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
       const item: Json = { id: itemId, object: 'realtime.item', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
       this.emit(c, { type: 'response.output_item.added', response_id: id, output_index: 0, item });
+      c.conversation.push(item);
       this.emit(c, { type: this.name('conversation.item.added'), previous_item_id: null, item });
       const words = step.say.split(/(?<=\s)/);
       const format = this.format(c, 'output');
@@ -420,6 +457,9 @@ export class RealtimeStandIn {
         this.emit(c, { type: this.name('response.output_audio_transcript.done'), ...base, transcript: step.say });
       }
       const done = { ...item, status: active.cancelled ? 'incomplete' : 'completed', content: [{ type: text ? 'output_text' : 'output_audio', [text ? 'text' : 'transcript']: step.say }] };
+      // The remembered item gets its content (a client edit meanwhile — truncation, deletion — stands).
+      const kept = c.conversation.find((i) => i.id === itemId);
+      if (kept) Object.assign(kept, { status: done.status }, kept.content === item.content ? { content: done.content } : {});
       this.emit(c, { type: 'response.output_item.done', response_id: id, output_index: 0, item: done });
       output.push(done);
     }
@@ -431,6 +471,7 @@ export class RealtimeStandIn {
       this.emit(c, { type: 'response.function_call_arguments.delta', ...where, delta: args });
       this.emit(c, { type: 'response.function_call_arguments.done', ...where, name: call.name, arguments: args });
       const done = { ...item, status: 'completed', arguments: args };
+      c.conversation.push(done);
       this.emit(c, { type: 'response.output_item.done', response_id: id, output_index: output.length, item: done });
       output.push(done);
     }

@@ -99,6 +99,11 @@ export class EngineView implements CallMedia {
       get playing() {
         return !view.muted && !view.ended && out.playing;
       },
+      get codec() {
+        return out.codec;
+      },
+      // μ-law pass-through (realtime models on PCMU calls), gated like write().
+      ...(out.writeMulaw ? { writeMulaw: (payload: Uint8Array) => (view.muted || view.ended ? false : out.writeMulaw!(payload)) } : {}),
     };
   }
 

@@ -3,9 +3,10 @@
  * details, the session already built from the assistant, the tools, and the voices. Built by
  * `runRealtime` (index.ts) from the engine context; tests build it around the stand-in.
  */
-import type { AgentTool } from '../../agent/types.ts';
+import type { AgentTool, TurnMessage } from '../../agent/types.ts';
 import type { RealtimeProvider, RealtimeSessionConfig } from '../../providers/realtime/realtime.ts';
 import type { Clock } from '../../util/clock.ts';
+import type { RecordingSink } from '../recorder.ts';
 import type { EngineLogger } from '../cascade/deps.ts';
 import type { WorkTracker } from '../cascade/work.ts';
 import type { FallbackAgent } from './function-calls.ts';
@@ -36,4 +37,11 @@ export interface RealtimeDeps {
   logger?: EngineLogger;
   leadFrames?: number;
   onEvent?: RealtimeTimelineListener;
+  /** The call's recording (one per call, across engine runs); without it `record` keeps one for this run. */
+  recording?: RecordingSink;
+  // ---- call control (src/call/control): one conversation across assistant swaps ----
+  /** The conversation before this engine run: the model gets it as conversation items on connect. */
+  history?: readonly TurnMessage[];
+  /** Given the call's live history once, at start (read for a warm transfer's briefing and at a swap). */
+  onHistory?: (history: readonly TurnMessage[]) => void;
 }

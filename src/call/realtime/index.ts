@@ -19,11 +19,11 @@ import type { EngineLogger } from '../cascade/deps.ts';
 import type { WorkTracker } from '../cascade/work.ts';
 import type { CallSession } from '../call-session.ts';
 import { EngineSetupError, type CallMedia, type EngineContext } from '../engine.ts';
-import { recordingPath } from '../recorder.ts';
+import { recordingPath, type RecordingSink } from '../recorder.ts';
 import type { TranscriptEntry } from '../transcript.ts';
 import { realtimeFunctionTools, type FallbackAgent, type ToolSources } from './function-calls.ts';
 import { RealtimeCall } from './realtime-call.ts';
-import { realtimeSettings, realtimeTools, sessionConfig, type RealtimeAssistant } from './settings.ts';
+import { audioFormatFor, realtimeSettings, realtimeTools, sessionConfig, type RealtimeAssistant } from './settings.ts';
 import type { RealtimeCallCounters, RealtimeTimelineEvent, RealtimeTimelineListener } from './timeline.ts';
 import type { TtsVoice } from './tts-utterance.ts';
 
@@ -55,7 +55,12 @@ export interface RealtimeEngineDeps {
   logger?: EngineLogger;
   leadFrames?: number;
   recordingPath?: string;
+  /** The call's recording across engine runs (then `recordingPath` is not used: its owner saves it). */
+  recording?: RecordingSink;
   onEvent?: RealtimeTimelineListener;
+  /** Call control: the conversation before this run, and a live view of it (see RealtimeDeps). */
+  history?: readonly TurnMessage[];
+  onHistory?: (history: readonly TurnMessage[]) => void;
 }
 
 export interface RealtimeResult {
@@ -84,6 +89,7 @@ export async function runRealtime(
   const session = sessionConfig(settings, {
     voice: deps.modelVoice,
     tools: realtimeTools(tools.values()),
+    audioFormat: audioFormatFor(media.outbound, deps.provider.capabilities.audioFormats),
     ...(transcription ? { inputTranscription: transcription } : {}),
   });
   const extraTools: AgentTool[] = deps.tools?.extraTools ?? [];
@@ -105,6 +111,9 @@ export async function runRealtime(
       ...(deps.logger ? { logger: deps.logger } : {}),
       ...(deps.leadFrames !== undefined ? { leadFrames: deps.leadFrames } : {}),
       ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+      ...(deps.recording ? { recording: deps.recording } : {}),
+      ...(deps.history ? { history: deps.history } : {}),
+      ...(deps.onHistory ? { onHistory: deps.onHistory } : {}),
     },
     assistant,
     settings,
@@ -146,7 +155,15 @@ export async function startRealtimeEngine(
   assistant: AssistantRecord,
   ctx: RealtimeEngineContext,
   callVariables?: Record<string, unknown>,
-  control?: { media: CallMedia; voiceTools: AgentTool[]; signal?: AbortSignal },
+  control?: {
+    media?: CallMedia;
+    voiceTools?: AgentTool[];
+    signal?: AbortSignal;
+    recording?: RecordingSink;
+    /** Call control: the conversation so far (an earlier assistant's) and a live view of this run's. */
+    history?: readonly TurnMessage[];
+    onHistory?: (history: readonly TurnMessage[]) => void;
+  },
 ): Promise<RealtimeResult> {
   // Under call control (src/call/control) the engine runs on the conductor's view of the session
   // (which can end without a BYE: transfer, assistant swap) with the call's voice tools.
@@ -169,7 +186,13 @@ export async function startRealtimeEngine(
     fallbackAgent: ctx.agent,
     ...(ctx.fallbackVoice ? { fallbackVoice: ctx.fallbackVoice } : {}),
     ...(ctx.languageName ? { languageName: ctx.languageName } : {}),
-    ...(ctx.dataDir && c.record ? { recordingPath: recordingPath(ctx.dataDir, session.uuid) } : {}),
+    ...(control?.recording
+      ? { recording: control.recording }
+      : ctx.dataDir && c.record
+        ? { recordingPath: recordingPath(ctx.dataDir, session.uuid) }
+        : {}),
+    ...(control?.history ? { history: control.history } : {}),
+    ...(control?.onHistory ? { onHistory: control.onHistory } : {}),
   };
   if (assistant.mode === 'multimodal') {
     deps.modelVoice = voice.provider_voice;

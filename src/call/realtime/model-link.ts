@@ -10,6 +10,7 @@
  * engine only uses the kind for the transcript and the goodbye, where a swap is harmless.
  */
 import type { AudioFrame } from '../../audio/frame.ts';
+import { mulawOf } from '../../media/media-types.ts';
 import {
   reconnect,
   type RealtimeConnection,
@@ -77,8 +78,16 @@ export class ModelLink {
     return false;
   }
 
+  /**
+   * One caller frame to the model. On a μ-law connection a frame that carries its payload bytes
+   * (a PCMU call) sends those as they are; any other frame is encoded at the provider's edge.
+   */
   appendAudio(frame: AudioFrame): void {
-    this.current?.appendAudio(frame);
+    const conn = this.current;
+    if (!conn) return;
+    const mulaw = conn.session.inputFormat === 'pcmu' ? mulawOf(frame) : undefined;
+    if (mulaw === undefined) conn.appendAudio(frame);
+    else if (mulaw.length > 0) conn.appendMulaw(mulaw);
   }
 
   /** Ask for a response now, or once the one in flight is done. */

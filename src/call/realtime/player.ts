@@ -11,12 +11,19 @@
  * shared writer once cascade/ is finished.)
  *
  * Audio is played in clips (one per model item or per TTS utterance), in order, back to back.
+ *
+ * μ-law pass-through: a clip may hold the model's 160-byte G.711 μ-law payloads instead of
+ * frames (`pushMulaw`); they go to the media as they are (`outbound.writeMulaw`, which sends
+ * them as RTP payloads on a PCMU call), 20 ms each like a frame, so the sent position stays
+ * exact. They are decoded only for the recording. A clip can mix both (never in practice).
  */
 import { FRAME_MS, SAMPLE_RATE } from '../../audio/frame.ts';
+import { Resampler } from '../../audio/resample.ts';
+import { ulaw } from '../../media/codecs/g711.ts';
 import { FrameGridTicker } from '../wake-timer.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
 import type { Clock } from '../../util/clock.ts';
-import type { StereoRecorder } from '../recorder.ts';
+import type { RecordingSink } from '../recorder.ts';
 
 export interface PlayerEvents {
   /** The clip's first frame starts playing at `atMs` (ms since answer). */
@@ -31,14 +38,15 @@ export interface PlayerOptions {
   now: () => number;
   outbound: OutboundAudio;
   events: PlayerEvents;
-  recorder?: StereoRecorder | undefined;
+  recorder?: RecordingSink | undefined;
   /** Frames kept queued on the media: jitter margin vs. what a barge-in has to drop. */
   leadFrames?: number;
 }
 
 interface Clip {
   key: string;
-  frames: Int16Array[];
+  /** 16 kHz frames, or 20 ms μ-law payloads (pass-through). */
+  frames: (Int16Array | Uint8Array)[];
   /** Index of the next frame to write. */
   next: number;
   finished: boolean;
@@ -61,6 +69,9 @@ export interface CutClip {
   started: boolean;
 }
 
+/** G.711: 8 kHz, one byte a sample. */
+const MULAW_BYTES_PER_MS = 8;
+
 /** Keys of recently written frames, newest last: a flush drops the newest ones first. */
 const RECENT = 512;
 
@@ -70,23 +81,26 @@ export class Player {
   private clips: Clip[] = [];
   private recent: Clip[] = [];
   private writtenUntilMs = 0;
-  private readonly grid: FrameGridTicker;
+  /** The 20 ms pacing while a clip is open; none while the assistant is silent (most of a call). */
+  private grid: FrameGridTicker | undefined;
+  private started = false;
   private stopped = false;
+  private upsampler: Resampler | undefined;
 
   constructor(options: PlayerOptions) {
     this.o = options;
     this.leadMs = (options.leadFrames ?? 3) * FRAME_MS;
-    this.grid = new FrameGridTicker(options.clock, options.now, () => this.pump(), FRAME_MS);
   }
 
   start(): void {
     this.writtenUntilMs = this.o.now();
-    this.grid.start();
+    this.started = true;
   }
 
   stop(): void {
     this.stopped = true;
-    this.grid.stop();
+    this.grid?.stop();
+    this.grid = undefined;
   }
 
   /** A clip is open (playing, or waiting for its first frame). */
@@ -98,7 +112,7 @@ export class Player {
     return this.clips.some((c) => c.key === key);
   }
 
-  push(key: string, samples: Int16Array): void {
+  push(key: string, samples: Int16Array | Uint8Array): void {
     if (this.stopped) return;
     let clip = this.clips.find((c) => c.key === key);
     if (!clip) {
@@ -107,13 +121,37 @@ export class Player {
     }
     if (clip.finished) return;
     clip.frames.push(samples);
+    // Leaving silence: the grid's first tick pumps at once; otherwise pump now.
+    if (!this.wakeGrid()) this.pump();
+  }
+
+  /** Starts the pacing if it was idle; true when it did. */
+  private wakeGrid(): boolean {
+    if (this.grid || this.stopped || !this.started) return false;
+    const grid = new FrameGridTicker(this.o.clock, this.o.now, () => this.onGridTick(grid), FRAME_MS);
+    this.grid = grid;
+    grid.start();
+    return true;
+  }
+
+  private onGridTick(grid: FrameGridTicker): void {
     this.pump();
+    if (this.grid === grid && this.clips.length === 0) {
+      grid.stop();
+      this.grid = undefined;
+    }
   }
 
   /** Returns how many frames were queued. */
   pushAll(key: string, frames: readonly { samples: Int16Array }[]): number {
     for (const f of frames) this.push(key, f.samples);
     return frames.length;
+  }
+
+  /** 20 ms μ-law payloads (160 bytes each), passed through; returns how many were queued. */
+  pushAllMulaw(key: string, payloads: readonly Uint8Array[]): number {
+    for (const p of payloads) this.push(key, p);
+    return payloads.length;
   }
 
   /** No more audio for `key`. False when the clip never had any (nothing will play or end). */
@@ -173,22 +211,36 @@ export class Player {
     this.checkEnds(now);
   }
 
-  private write(clip: Clip, samples: Int16Array): void {
+  private write(clip: Clip, audio: Int16Array | Uint8Array): void {
     const playAtMs = this.writtenUntilMs;
     if (!clip.started) {
       clip.started = true;
       this.o.events.onStart(clip.key, playAtMs);
     }
+    const pcm = audio instanceof Int16Array;
     // A frame the media refuses (on hold, closed) is not heard: it does not count as sent.
-    if (this.o.outbound.write({ samples, sampleRate: SAMPLE_RATE })) {
+    if (pcm ? this.o.outbound.write({ samples: audio, sampleRate: SAMPLE_RATE }) : this.writeMulaw(audio)) {
       clip.written++;
       clip.playAts.push(playAtMs);
       this.recent.push(clip);
       if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
-      this.o.recorder?.assistant(playAtMs, samples);
+      if (this.o.recorder) this.o.recorder.assistant(playAtMs, pcm ? audio : this.forRecording(audio));
     }
-    this.writtenUntilMs += (samples.length / SAMPLE_RATE) * 1000;
+    this.writtenUntilMs += pcm ? (audio.length / SAMPLE_RATE) * 1000 : audio.length / MULAW_BYTES_PER_MS;
     clip.lastEndMs = this.writtenUntilMs;
+  }
+
+  /** μ-law as it is where the media takes it; decoded (8 kHz) where it does not. */
+  private writeMulaw(payload: Uint8Array): boolean {
+    const out = this.o.outbound;
+    if (out.writeMulaw) return out.writeMulaw(payload);
+    return out.write({ samples: ulaw.decode(payload), sampleRate: 8000 });
+  }
+
+  /** The recording is 16 kHz: pass-through audio is decoded for it, and only for it. */
+  private forRecording(payload: Uint8Array): Int16Array {
+    this.upsampler ??= new Resampler(8000, SAMPLE_RATE);
+    return this.upsampler.process(ulaw.decode(payload));
   }
 
   private checkEnds(now: number): void {

@@ -9,16 +9,24 @@
  *
  * Barge-in (always on): on the model's `speech-started` the player flushes the media queue in the
  * same event (nothing more is heard from the next 20 ms slot), the response in flight is
- * cancelled, and the model's item is truncated at the position the media actually sent.
+ * cancelled, and the model's memory is cut to what the caller heard: its audio item truncated at
+ * the position the media actually sent (multimodal), or its text item replaced by the words our
+ * TTS had sent (dualplex: `conversation.item.create` of the heard part right after it, then
+ * `conversation.item.delete`, once the response is done).
+ *
+ * μ-law pass-through: on a PCMU call whose model takes G.711 μ-law (`sessionConfig`), the
+ * caller's payloads go to the model as they came (PassThroughFrame) and the model's 160-byte
+ * payloads go to the media as they are (`writeMulaw`); the frames are decoded only for the
+ * recording.
  */
-import type { RealtimeEvent } from '../../providers/realtime/realtime.ts';
+import type { RealtimeConnection, RealtimeEvent } from '../../providers/realtime/realtime.ts';
 import type { Timer } from '../../util/clock.ts';
 import { untracked, type WorkTracker } from '../cascade/work.ts';
 import type { CallMedia } from '../engine.ts';
-import { StereoRecorder } from '../recorder.ts';
+import { StereoRecorder, type RecordingSink } from '../recorder.ts';
 import { CallRules, type CallRuleAction } from '../rules.ts';
 import type { AssistantTurnKind } from '../transcript.ts';
-import { Conversation, type Utterance } from './conversation.ts';
+import { Conversation, type FinishedUtterance, type Utterance } from './conversation.ts';
 import type { RealtimeDeps } from './deps.ts';
 import { ResponseBook } from './responses.ts';
 import { RulesClock } from './rules-clock.ts';
@@ -38,6 +46,7 @@ const SPOKEN_HANGUP_GRACE_MS = 15_000;
 export class RealtimeCall {
   readonly timeline: RealtimeTimelineEvent[] = [];
   readonly conversation = new Conversation();
+  /** This run's own recording (`record` without a call-level one); saved by runRealtime. */
   readonly recorder: StereoRecorder | undefined;
   readonly counters: RealtimeCallCounters = newCounters();
   endedBy: string | undefined;
@@ -54,8 +63,11 @@ export class RealtimeCall {
   private readonly tools: ToolTurns;
   private seq = 0;
   private connStartMs = 0;
+  /** Items the model added on the current connection (caller turns, responses) since its re-seed. */
+  private itemsSinceSeed = 0;
   private closing: Promise<void> | undefined;
   private apologyDeadline: Timer | undefined;
+  private readonly sink: RecordingSink | undefined;
 
   constructor(
     private readonly media: CallMedia,
@@ -67,11 +79,15 @@ export class RealtimeCall {
     this.t0 = deps.clock.now();
     this.work = deps.work ?? untracked;
     this.rules = new RulesClock(new CallRules(s.rules), deps.clock, () => this.now(), (actions) => this.onRules(actions));
-    this.recorder = s.record ? new StereoRecorder() : undefined;
+    this.recorder = s.record && !deps.recording ? new StereoRecorder() : undefined;
+    this.sink = deps.recording ?? this.recorder;
+    // Call control: an earlier assistant's conversation is re-seeded on every (re)connect, like ours.
+    if (deps.history) this.conversation.history.push(...deps.history);
+    deps.onHistory?.(this.conversation.history);
     if (signal.aborted) this.ctl.abort(signal.reason);
     else signal.addEventListener('abort', () => void this.hangUp('aborted', 'local-hangup'), { once: true });
     const events = { onStart: (k: string, at: number) => this.onAudioStart(k, at), onEnd: (k: string, at: number, i: boolean) => this.onAudioEnd(k, at, i) };
-    this.player = new Player({ clock: deps.clock, now: () => this.now(), outbound: media.outbound, recorder: this.recorder, leadFrames: deps.leadFrames, events });
+    this.player = new Player({ clock: deps.clock, now: () => this.now(), outbound: media.outbound, recorder: this.sink, leadFrames: deps.leadFrames, events });
     this.link = new ModelLink({
       provider: deps.provider, model: deps.model, apiKey: deps.apiKey, baseUrl: deps.baseUrl, session: deps.session,
       work: this.work, signal: this.ctl.signal, logger: deps.logger, attempts: deps.connectAttempts ?? 2,
@@ -108,7 +124,7 @@ export class RealtimeCall {
         if (this.ctl.signal.aborted) break;
         const frameMs = (frame.samples.length / frame.sampleRate) * 1000;
         audioMs ??= Math.max(0, this.now() - frameMs);
-        this.recorder?.caller(audioMs, frame.samples);
+        this.sink?.caller(audioMs, frame.samples);
         audioMs += frameMs;
         // While reconnecting there is no model to hear it: the caller's words in that gap are lost.
         this.link.appendAudio(frame);
@@ -156,9 +172,28 @@ export class RealtimeCall {
   // ---- the model connection ----
 
   private async connect(): Promise<boolean> {
-    const ok = await this.link.open(this.conversation.reseed());
+    // Utterances of a dropped connection still playing out go into the re-seed as they will be
+    // heard, under our ids: a barge-in can still cut them down to what was heard.
+    const playing = [...this.utterances.values()].filter((u) => !u.finished);
+    const seeds = new Map<string, { id: string; text: string }>();
+    for (const u of playing) {
+      const text = (u.tts ? u.tts.text : u.text).trim();
+      if (text) seeds.set(u.key, { id: `sb_seed_${++this.seq}`, text });
+    }
+    const ok = await this.link.open(this.conversation.reseed(seeds));
     if (!ok) return false;
+    for (const u of playing) {
+      const seed = seeds.get(u.key);
+      if (!seed || u.finished) continue;
+      // Its item is now our text item on the new connection (its old response is gone).
+      u.conn = this.link.conn;
+      u.textItemId = seed.id;
+      u.modelText = seed.text;
+      u.itemId = undefined;
+      u.responseId = undefined;
+    }
     this.connStartMs = this.now();
+    this.itemsSinceSeed = 0;
     this.emit({ type: 'model-connected', atMs: this.connStartMs, connection: this.link.connects });
     return true;
   }
@@ -175,8 +210,9 @@ export class RealtimeCall {
     if (this.ctl.signal.aborted) return;
     if (!(await this.connect())) return this.modelLost();
     this.counters.reconnects++;
-    // The caller was waiting for an answer the old connection never finished.
-    if (wasAnswering) this.link.requestResponse('reply');
+    // The caller was waiting for an answer the old connection never finished (or never got to:
+    // tool results that came in while the model was away).
+    if (wasAnswering || this.tools.answering) this.link.requestResponse('reply');
   }
 
   private async modelLost(): Promise<void> {
@@ -191,8 +227,9 @@ export class RealtimeCall {
   private speakAnswer(text: string): void {
     this.tools.answering = this.s.mode === 'multimodal';
     if (this.s.mode === 'multimodal') return this.link.requestResponse('reply', verbatimInstructions(text));
-    this.link.conn?.addAssistantText(text);
-    this.speakTts('reply', text, this.deps.voice!).afterTools = true;
+    const u = this.speakTts('reply', text, this.deps.voice!);
+    u.afterTools = true;
+    this.tellModel(u, text);
   }
 
   /**
@@ -202,8 +239,17 @@ export class RealtimeCall {
    */
   private speakLine(kind: AssistantTurnKind, text: string): void {
     if (this.s.mode === 'multimodal') return this.link.requestResponse(kind, verbatimInstructions(text));
-    this.link.conn?.addAssistantText(text);
-    if (this.deps.voice) this.speakTts(kind, text, this.deps.voice);
+    if (this.deps.voice) this.tellModel(this.speakTts(kind, text, this.deps.voice), text);
+    else this.link.conn?.addAssistantText(text);
+  }
+
+  /** Dualplex: a line our TTS says goes into the model's conversation under our own item id. */
+  private tellModel(u: Utterance, text: string): void {
+    const conn = this.link.conn;
+    if (!conn) return;
+    u.textItemId = `sb_said_${u.key}`;
+    u.conn = conn;
+    conn.addAssistantText(text, { id: u.textItemId });
   }
 
   private speakTts(kind: AssistantTurnKind, text: string, voice: TtsVoice, responseId?: string): Utterance {
@@ -211,6 +257,7 @@ export class RealtimeCall {
     const tts = new TtsUtterance(key, voice, this.player, this.ctl.signal);
     const u: Utterance = { key, kind, responseId, contentIndex: 0, text: '', frames: 0, tts, finished: false };
     this.utterances.set(key, u);
+    this.conversation.opened(u);
     if (text) tts.say(text);
     this.track(this.work.track(tts.done).then(() => this.afterTts(u)));
     return u;
@@ -231,6 +278,7 @@ export class RealtimeCall {
     const now = this.now();
     switch (ev.type) {
       case 'speech-started':
+        this.itemsSinceSeed++;
         this.callerSpeaking = true;
         this.tools.callerSpoke();
         this.emit({ type: 'vad-speech-start', atMs: now, audioStartMs: ev.audioStartMs });
@@ -247,6 +295,7 @@ export class RealtimeCall {
       case 'user-transcript':
         return this.conversation.callerSaid(ev.itemId, ev.text, now);
       case 'response-started': {
+        this.itemsSinceSeed++;
         const kind = this.link.started(ev.responseId);
         const afterTools = this.tools.answering && kind === 'reply';
         if (afterTools) this.tools.answering = false;
@@ -254,8 +303,8 @@ export class RealtimeCall {
         return this.emit({ type: 'turn-start', atMs: now, responseId: ev.responseId, kind });
       }
       case 'audio': {
-        const u = this.responses.item(ev.responseId, ev.itemId, ev.contentIndex);
-        if (u) u.frames += this.player.pushAll(u.key, ev.frames ?? []);
+        const u = this.modelItem(ev.responseId, ev.itemId, ev.contentIndex);
+        if (u) u.frames += ev.mulaw ? this.player.pushAllMulaw(u.key, ev.mulaw) : this.player.pushAll(u.key, ev.frames ?? []);
         return;
       }
       case 'audio-done': {
@@ -265,14 +314,18 @@ export class RealtimeCall {
       }
       case 'transcript-delta':
       case 'transcript-done': {
-        const u = this.responses.item(ev.responseId, ev.itemId, 0);
+        const u = this.modelItem(ev.responseId, ev.itemId, 0);
         if (u) u.text = ev.type === 'transcript-done' ? ev.text : u.text + ev.text;
         return;
       }
       case 'text-delta': {
         const resp = this.responses.live(ev.responseId);
         if (!resp || !this.deps.voice) return;
-        resp.tts ??= this.speakTts(resp.kind, '', this.deps.voice, ev.responseId);
+        if (!resp.tts) {
+          resp.tts = this.speakTts(resp.kind, '', this.deps.voice, ev.responseId);
+          resp.tts.textItemId = ev.itemId;
+          resp.tts.conn = this.link.conn;
+        }
         resp.tts.afterTools = resp.afterTools;
         return resp.tts.tts!.push(ev.text);
       }
@@ -296,10 +349,21 @@ export class RealtimeCall {
     }
   }
 
+  /** The utterance of a model item (multimodal audio and its transcript), opened on first sight. */
+  private modelItem(responseId: string, itemId: string, contentIndex: number): Utterance | undefined {
+    const u = this.responses.item(responseId, itemId, contentIndex);
+    if (u && !u.conn) {
+      u.conn = this.link.conn;
+      this.conversation.opened(u);
+    }
+    return u;
+  }
+
   private onResponseDone(responseId: string): void {
     const resp = this.responses.take(responseId);
     this.link.done(responseId);
     if (!resp) return;
+    for (const edit of resp.afterDone) edit();
     resp.tts?.tts!.end();
     for (const u of this.utterances.values()) {
       if (u.responseId === responseId && !u.tts && !this.player.finish(u.key)) this.finishUtterance(u, this.now(), false, 0);
@@ -339,18 +403,52 @@ export class RealtimeCall {
     this.utterances.delete(u.key);
     const done = this.conversation.finish(u, endMs, interrupted, playedMs);
     if (!done) return undefined;
-    // Only audio the model sent can be truncated; the position is what the media really sent.
-    if (interrupted && u.itemId && u.frames > 0) {
-      const audioEndMs = Math.min(playedMs, u.frames * 20);
-      this.link.conn?.truncate(u.itemId, u.contentIndex, audioEndMs);
-      this.emit({ type: 'truncate', atMs: endMs, itemId: u.itemId, audioEndMs });
-    }
+    this.keepModelInStep(u, done, interrupted, playedMs, endMs);
     if (!interrupted) {
       if (u.kind === 'goodbye') this.rules.apply(this.rules.rules.goodbyeFinished(endMs));
       else if (u.kind === 'apology') void this.hangUp('model-failure', 'error');
       else this.maybeEndCall();
     }
     return done.heard;
+  }
+
+  /**
+   * The model's memory of a finished utterance must be what the caller heard. Multimodal: its
+   * audio item is truncated at the position the media really sent (20 ms a frame; the provider
+   * clamps to the audio received). Dualplex: a cut text item is replaced by the heard words,
+   * after its response is done. An utterance of a dropped connection that had no words yet when
+   * the new one was re-seeded (connect() seeds the others): its heard words are added now.
+   */
+  private keepModelInStep(u: Utterance, done: FinishedUtterance, interrupted: boolean, playedMs: number, endMs: number): void {
+    const conn = this.link.conn;
+    if (!conn) return; // the next connection is re-seeded with what was heard
+    if (u.conn && u.conn !== conn) {
+      // Only while it would still land in its place (nothing newer on the connection yet);
+      // otherwise the next re-seed has it where it belongs.
+      if (done.heard && this.itemsSinceSeed === 0) conn.addAssistantText(done.heard);
+      return;
+    }
+    if (!interrupted) return;
+    if (u.itemId && u.frames > 0) {
+      const audioEndMs = Math.min(playedMs, u.frames * 20);
+      conn.truncate(u.itemId, u.contentIndex, audioEndMs);
+      this.emit({ type: 'truncate', atMs: endMs, itemId: u.itemId, audioEndMs });
+      return;
+    }
+    const itemId = u.textItemId;
+    if (itemId === undefined || done.heard === (u.modelText ?? done.full)) return;
+    const replace = (): void => this.replaceItem(conn, itemId, done.heard, endMs);
+    const resp = u.responseId !== undefined ? this.responses.pending(u.responseId) : undefined;
+    if (resp) resp.afterDone.push(replace);
+    else replace();
+  }
+
+  /** Dualplex memory edit: the heard words in place of a text item (nothing heard: just gone). */
+  private replaceItem(conn: RealtimeConnection, itemId: string, heard: string, atMs: number): void {
+    if (conn !== this.link.conn) return;
+    if (heard) conn.addAssistantText(heard, { id: `sb_heard_${++this.seq}`, after: itemId });
+    conn.deleteItem(itemId);
+    this.emit({ type: 'item-replaced', atMs, itemId, heard });
   }
 
   /** end_call ran: hang up once nothing is left to say. */

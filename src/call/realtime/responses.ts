@@ -15,6 +15,8 @@ export interface ResponseState {
   afterTools: boolean;
   /** Dualplex: our TTS speaking its text. */
   tts?: Utterance;
+  /** Edits of the model's conversation that wait for this response to be done (dualplex barge-in). */
+  afterDone: (() => void)[];
 }
 
 export class ResponseBook {
@@ -24,13 +26,18 @@ export class ResponseBook {
   constructor(private readonly utterances: Map<string, Utterance>) {}
 
   start(id: string, kind: AssistantTurnKind, afterTools: boolean): void {
-    this.map.set(id, { kind, calls: [], cancelled: false, afterTools });
+    this.map.set(id, { kind, calls: [], cancelled: false, afterTools, afterDone: [] });
   }
 
   /** A live (not cancelled) response. */
   live(id: string): ResponseState | undefined {
     const r = this.map.get(id);
     return r && !r.cancelled ? r : undefined;
+  }
+
+  /** A response not yet done, cancelled or not. */
+  pending(id: string): ResponseState | undefined {
+    return this.map.get(id);
   }
 
   /** `response.done`: forget it and hand back what it left (function calls, TTS). */

@@ -10,7 +10,7 @@ import type { AssistantConfig } from '../../assistants/config.ts';
 import { buildSystemPrompt } from '../../agent/prompt.ts';
 import { fillTemplate, mergeVariables } from '../../agent/template.ts';
 import type { AgentAssistant, AgentTool } from '../../agent/types.ts';
-import type { RealtimeSessionConfig, RealtimeTool, RealtimeTurnDetection } from '../../providers/realtime/realtime.ts';
+import type { RealtimeAudioFormat, RealtimeSessionConfig, RealtimeTool, RealtimeTurnDetection } from '../../providers/realtime/realtime.ts';
 import { callRulesOptions, type CallRulesOptions } from '../rules.ts';
 
 /** What the engine reads; an AssistantRecord satisfies it, and so does a replay's JSON file. */
@@ -100,14 +100,19 @@ export function realtimeTools(tools: Iterable<AgentTool>): RealtimeTool[] {
 /** The session to open: dualplex asks for text only (our TTS speaks it), multimodal for audio. */
 export function sessionConfig(
   s: RealtimeSettings,
-  opts: { voice?: string | undefined; tools: RealtimeTool[]; inputTranscription?: RealtimeSessionConfig['inputTranscription'] },
+  opts: {
+    voice?: string | undefined;
+    tools: RealtimeTool[];
+    inputTranscription?: RealtimeSessionConfig['inputTranscription'];
+    /** From `audioFormatFor`: `pcmu` passes the call's μ-law through; default 24 kHz PCM. */
+    audioFormat?: 'pcm24k' | 'pcmu';
+  },
 ): RealtimeSessionConfig {
+  const format = opts.audioFormat ?? 'pcm24k';
   const config: RealtimeSessionConfig = {
     instructions: s.instructions,
-    // The CallMedia seam hands 16 kHz PCM frames both ways, so μ-law pass-through is not
-    // reachable from here (it needs a raw-payload seam); 24 kHz PCM is the model's native rate.
-    inputFormat: 'pcm24k',
-    outputFormat: 'pcm24k',
+    inputFormat: format,
+    outputFormat: format,
     outputModalities: s.mode === 'dualplex' ? 'text' : 'audio',
     turnDetection: s.turnDetection,
     tools: opts.tools,
@@ -116,6 +121,19 @@ export function sessionConfig(
   if (s.temperature !== undefined) config.temperature = s.temperature;
   if (opts.inputTranscription) config.inputTranscription = opts.inputTranscription;
   return config;
+}
+
+/**
+ * The model's audio format for a call: G.711 μ-law when the call's codec is PCMU, the media can
+ * take μ-law payloads as they are and the model speaks μ-law (no decode, resample or encode on
+ * either path); otherwise (PCMA, G.722, Opus, virtual media) the model's native 24 kHz PCM.
+ * In dualplex only the caller's side is audio, but the same rule holds for it.
+ */
+export function audioFormatFor(
+  outbound: { readonly codec?: string | undefined; writeMulaw?: unknown },
+  modelFormats: readonly RealtimeAudioFormat[],
+): 'pcm24k' | 'pcmu' {
+  return outbound.codec === 'PCMU' && typeof outbound.writeMulaw === 'function' && modelFormats.includes('pcmu') ? 'pcmu' : 'pcm24k';
 }
 
 /** A line the model must say verbatim (greeting, goodbye, filler in multimodal). */

@@ -20,6 +20,8 @@ export type RealtimeTimelineEvent =
   /** Barge-in: the outbound queue was flushed at `atMs`; `sentMs` of the utterance had gone out. */
   | { type: 'interruption'; atMs: number; key: string; sentMs: number; heard: string }
   | { type: 'truncate'; atMs: number; itemId: string; audioEndMs: number }
+  /** Dualplex barge-in: the model's text item replaced by the words the caller heard. */
+  | { type: 'item-replaced'; atMs: number; itemId: string; heard: string }
   | { type: 'response-cancel'; atMs: number; responseId: string }
   | { type: 'function-call'; atMs: number; name: string; callId: string; ok: boolean; via: 'engine' | 'fallback-llm' }
   | { type: 'reengagement'; atMs: number; count: number; covering: 'silence' | 'tool' }

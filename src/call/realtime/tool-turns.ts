@@ -3,10 +3,15 @@
  * model, which then answers (response.create); a tool-heavy turn goes to the text LLM instead
  * when chat_llm_fallback_id is set (the rule is in function-calls.ts). While a tool runs, the
  * call's re-engagement rule covers the wait with a short line rather than dead air.
+ *
+ * A call and its output are recorded in the conversation as they happen, so a model connection
+ * that drops while a tool runs is re-seeded with the call, and the output goes to whichever
+ * connection is current when the tool returns (or into the next re-seed if none is).
  */
 import type { AgentTool } from '../../agent/types.ts';
 import type { EngineLogger } from '../cascade/deps.ts';
 import type { Conversation } from './conversation.ts';
+import type { FunctionArguments } from '../../providers/realtime/realtime.ts';
 import { isToolHeavy, runFallbackTurn, runFunctionCall, type FallbackAgent, type PendingCall } from './function-calls.ts';
 import type { ModelLink } from './model-link.ts';
 import type { RealtimeAssistant } from './settings.ts';
@@ -38,7 +43,10 @@ export class ToolTurns {
   running = 0;
   /** Tool rounds since the caller last spoke. */
   private rounds = 0;
-  /** Results were sent: the next model response answers them (their records go on it). */
+  /**
+   * Results were sent (or are waiting for a connection): the next model response answers them
+   * (their records go on it); a reconnect asks for that response.
+   */
   answering = false;
   /** end_call ran. */
   endAfterSpeech = false;
@@ -54,8 +62,8 @@ export class ToolTurns {
 
   async run(calls: PendingCall[]): Promise<void> {
     const h = this.host;
-    const conn = h.link.conn;
-    if (!conn) return;
+    if (!h.link.conn) return;
+    for (const call of calls) h.conversation.callStarted(call.callId, call.name, argumentsText(call.arguments));
     const fallbackId = this.o.assistant.config.chat_llm_fallback_id;
     if (this.o.fallback && fallbackId != null && isToolHeavy(calls.length, this.rounds)) return this.runFallback(calls, fallbackId);
     this.running++;
@@ -67,7 +75,7 @@ export class ToolTurns {
         h.counters.functionCalls++;
         h.conversation.functionCalled(out.record);
         h.emit({ type: 'function-call', atMs: h.now(), name: call.name, callId: call.callId, ok: !('error' in out.record.result), via: 'engine' });
-        conn.sendFunctionResult(call.callId, JSON.stringify(out.record.result));
+        this.output(call.callId, JSON.stringify(out.record.result));
         if (out.ends) this.endAfterSpeech = true;
       }
     } finally {
@@ -76,14 +84,18 @@ export class ToolTurns {
     this.rounds++;
     // After end_call the goodbye was in the same response: nothing more to ask the model.
     if (this.endAfterSpeech) return h.endWhenQuiet();
-    if (conn !== h.link.conn) return;
     this.answering = true;
     h.link.requestResponse('reply');
   }
 
+  /** A call's output: recorded for re-seeding, and sent on the connection current now. */
+  private output(callId: string, output: string): void {
+    this.host.conversation.callOutput(callId, output);
+    this.host.link.conn?.sendFunctionResult(callId, output);
+  }
+
   private async runFallback(calls: PendingCall[], fallbackId: number): Promise<void> {
     const h = this.host;
-    const conn = h.link.conn!;
     const fb = this.o.fallback!;
     this.running++;
     let reply = '';
@@ -98,15 +110,20 @@ export class ToolTurns {
     } finally {
       this.running--;
     }
-    if (h.signal.aborted || conn !== h.link.conn) return;
+    if (h.signal.aborted) return;
     // The realtime model's calls still need results, or its conversation stays open-ended.
     for (const call of calls) {
       h.emit({ type: 'function-call', atMs: h.now(), name: call.name, callId: call.callId, ok: reply !== '', via: 'fallback-llm' });
-      conn.sendFunctionResult(call.callId, JSON.stringify(reply ? { answer: reply, answered_by: 'fallback_model' } : { error: 'The lookup failed.' }));
+      this.output(call.callId, JSON.stringify(reply ? { answer: reply, answered_by: 'fallback_model' } : { error: 'The lookup failed.' }));
     }
     this.rounds++;
     if (reply) return h.speakAnswer(reply);
     this.answering = true;
     h.link.requestResponse('reply');
   }
+}
+
+/** The arguments as the model wrote them (re-sent verbatim when re-seeding). */
+function argumentsText(args: FunctionArguments): string {
+  return args.ok ? JSON.stringify(args.value) : args.raw;
 }

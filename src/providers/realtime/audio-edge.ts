@@ -6,12 +6,12 @@
 import { FrameChunker, pcmFromBytes, pcmToBytes, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
 import { Resampler } from '../../audio/resample.ts';
 import { alaw, ulaw } from '../../media/codecs/g711.ts';
+import { G711_FRAME_BYTES } from '../../media/media-types.ts';
 import type { RealtimeAudioFormat } from './realtime.ts';
 
 export const PCM24K_RATE = 24_000;
 const G711_RATE = 8_000;
-/** One RTP packet's worth of G.711 (20 ms at 8 kHz). */
-export const G711_FRAME_BYTES = 160;
+export { G711_FRAME_BYTES };
 /** μ-law's code for zero, used to pad a final partial payload. */
 const ULAW_SILENCE = 0xff;
 

@@ -2,8 +2,11 @@
  * OpenAI's realtime speech model over its WebSocket protocol (`wss://api.openai.com/v1/realtime
  * ?model=…`, `Authorization: Bearer KEY`): JSON client events (`session.update`,
  * `input_audio_buffer.append`, `conversation.item.create|truncate`, `response.create|cancel`) and
- * JSON server events, audio as base64 inside them. Plain `ws` rather than the SDK's realtime
- * client: we need the raw close codes, our own connect deadline and a stand-in to point it at.
+ * JSON server events, audio as base64 inside them. Re-seeding and memory edits use
+ * `conversation.item.create` (messages, `function_call` / `function_call_output` items,
+ * `previous_item_id` to insert) and `conversation.item.delete`. Plain `ws` rather than the
+ * SDK's realtime client: we need the raw close codes, our own connect deadline and a stand-in to
+ * point it at.
  *
  * connect() resolves once the server has answered our `session.update` with `session.updated`,
  * so a bad session (unknown voice, wrong format) fails the connect instead of the first turn.
@@ -17,6 +20,7 @@ import { InputEncoder } from './audio-edge.ts';
 import { ServerEventTranslator } from './openai-events.ts';
 import { changedFields, sessionObject, textItem, type OpenAiDialect } from './openai-session.ts';
 import type {
+  ItemPlacement,
   RealtimeCapabilities,
   RealtimeConnectOptions,
   RealtimeConnection,
@@ -205,12 +209,22 @@ class OpenAiRealtimeConnection implements RealtimeConnection {
     this.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output } });
   }
 
+  addFunctionCall(callId: string, name: string, args: string): void {
+    this.send({ type: 'conversation.item.create', item: { type: 'function_call', call_id: callId, name, arguments: args } });
+  }
+
   addUserText(text: string): void {
     this.send({ type: 'conversation.item.create', item: textItem('user', text, this.dialect) });
   }
 
-  addAssistantText(text: string): void {
-    this.send({ type: 'conversation.item.create', item: textItem('assistant', text, this.dialect) });
+  addAssistantText(text: string, placement: ItemPlacement = {}): void {
+    const item = textItem('assistant', text, this.dialect);
+    if (placement.id !== undefined) item.id = placement.id;
+    this.send({ type: 'conversation.item.create', ...(placement.after !== undefined ? { previous_item_id: placement.after } : {}), item });
+  }
+
+  deleteItem(itemId: string): void {
+    this.send({ type: 'conversation.item.delete', item_id: itemId });
   }
 
   truncate(itemId: string, contentIndex: number, audioEndMs: number): void {

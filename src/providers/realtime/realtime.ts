@@ -115,10 +115,23 @@ export type RealtimeEvent =
       retryable: boolean;
     };
 
-/** Text turns to re-seed a reconnected conversation with. */
-export interface RealtimeHistoryItem {
-  role: 'user' | 'assistant';
-  text: string;
+/**
+ * What a reconnected conversation is re-seeded with, in order: text turns (what was said and
+ * heard), and the function calls run with their results (`callId` ties an output to its call), so
+ * the model still knows what its tools answered.
+ */
+export type RealtimeHistoryItem =
+  /** `id`: our own id for the item (assistant text), to edit it later. */
+  | { role: 'user' | 'assistant'; text: string; id?: string }
+  | { type: 'function_call'; callId: string; name: string; arguments: string }
+  | { type: 'function_call_output'; callId: string; output: string };
+
+/** Where an item goes: our own id for it (to replace it later), and the item it follows. */
+export interface ItemPlacement {
+  /** Client-chosen item id (the protocol accepts ids from the client). */
+  id?: string;
+  /** Insert right after this item instead of at the end. */
+  after?: string;
 }
 
 /** Per-connection tallies, for logs and metrics. */
@@ -147,8 +160,12 @@ export interface RealtimeConnection {
   createResponse(opts?: { instructions?: string }): void;
   cancelResponse(): void;
   sendFunctionResult(callId: string, output: string): void;
+  /** A function call the model made earlier (re-seeding); its result follows with sendFunctionResult. */
+  addFunctionCall(callId: string, name: string, args: string): void;
   addUserText(text: string): void;
-  addAssistantText(text: string): void;
+  addAssistantText(text: string, placement?: ItemPlacement): void;
+  /** Remove an item from the model's conversation (what the caller never heard). */
+  deleteItem(itemId: string): void;
   /**
    * The caller heard `audioEndMs` of the item: the model forgets the rest. Clamped to the audio
    * received for the item, because the vendor rejects a position past the end.
@@ -168,8 +185,8 @@ export interface RealtimeProvider {
 }
 
 /**
- * Open a fresh connection and replay the conversation so far as text items, so the model picks
- * up where the dropped one left off. The session decides when (and whether) to call this.
+ * Open a fresh connection and replay the conversation so far (text items, function calls and
+ * their outputs, in order), so the model picks up where the dropped one left off. The session decides when (and whether) to call this.
  */
 export async function reconnect(
   provider: RealtimeProvider,
@@ -178,9 +195,14 @@ export async function reconnect(
 ): Promise<RealtimeConnection> {
   const conn = await provider.connect(opts);
   for (const item of history) {
+    if ('type' in item) {
+      if (item.type === 'function_call') conn.addFunctionCall(item.callId, item.name, item.arguments);
+      else conn.sendFunctionResult(item.callId, item.output);
+      continue;
+    }
     if (item.text.trim() === '') continue;
     if (item.role === 'user') conn.addUserText(item.text);
-    else conn.addAssistantText(item.text);
+    else conn.addAssistantText(item.text, item.id !== undefined ? { id: item.id } : {});
   }
   return conn;
 }

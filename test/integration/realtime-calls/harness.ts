@@ -10,12 +10,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AgentTool } from '../../../src/agent/types.ts';
-import { SAMPLE_RATE } from '../../../src/audio/frame.ts';
+import { SAMPLE_RATE, type AudioFrame } from '../../../src/audio/frame.ts';
+import { Resampler, resample } from '../../../src/audio/resample.ts';
 import { FliteTts } from '../../../src/audio/tts-flite.ts';
 import { readWav, toMono } from '../../../src/audio/wav.ts';
 import { trackedTts, type WorkTracker } from '../../../src/call/cascade/work.ts';
 import { runRealtime, type RealtimeAssistant, type RealtimeEngineDeps, type RealtimeResult, type RealtimeTimelineEvent } from '../../../src/call/realtime/index.ts';
+import type { CallMedia, DtmfEvent, EngineEndCause } from '../../../src/call/engine.ts';
 import { VirtualMedia, type CallerItem, type CallerScript } from '../../../src/call/virtual-media.ts';
+import { ulaw } from '../../../src/media/codecs/g711.ts';
+import type { OutboundAudio, PassThroughFrame } from '../../../src/media/media-types.ts';
 import { OpenAiRealtime } from '../../../src/providers/realtime/openai-realtime.ts';
 import type { RealtimeConnection, RealtimeEvent, RealtimeProvider } from '../../../src/providers/realtime/realtime.ts';
 import { FliteTtsProvider } from '../../../src/providers/tts/flite-tts.ts';
@@ -99,13 +103,83 @@ function synced(conn: RealtimeConnection, sc: StandInConnection, work: WorkTrack
     createResponse: after((o) => conn.createResponse(o)),
     cancelResponse: after(() => conn.cancelResponse()),
     sendFunctionResult: after((id, out) => conn.sendFunctionResult(id, out)),
+    addFunctionCall: after((id, name, args) => conn.addFunctionCall(id, name, args)),
     addUserText: after((t) => conn.addUserText(t)),
-    addAssistantText: after((t) => conn.addAssistantText(t)),
+    addAssistantText: after((t, p) => conn.addAssistantText(t, p)),
+    deleteItem: after((id) => conn.deleteItem(id)),
     truncate: after((i, c, ms) => conn.truncate(i, c, ms)),
     receivedMs: (i) => conn.receivedMs(i),
     updateSession: after((p) => conn.updateSession(p)),
     close: () => conn.close(),
   };
+}
+
+/**
+ * A PCMU call on VirtualMedia, as RtpSession presents one: caller frames carry the μ-law the
+ * phone sent (the scripted audio encoded to 8 kHz μ-law once, here, as a phone would), and the
+ * outbound takes μ-law payloads (`writeMulaw`). What the phone hears is decoded only to fill the
+ * virtual slots; each played slot is traced back to the exact payload that filled it.
+ */
+export class MulawLeg implements CallMedia {
+  /** μ-law the phone sent, frame by frame. */
+  readonly phoneSent: Uint8Array[] = [];
+  readonly outbound: OutboundAudio;
+  private readonly payloads = new WeakMap<Int16Array, Uint8Array>();
+  private readonly down = new Resampler(SAMPLE_RATE, 8000);
+
+  constructor(readonly media: VirtualMedia) {
+    const inner = media.outbound;
+    const payloads = this.payloads;
+    this.outbound = {
+      write: (f) => inner.write(f),
+      writeStream: (frames, signal) => inner.writeStream(frames, signal),
+      flush: () => inner.flush(),
+      get playing() {
+        return inner.playing;
+      },
+      codec: 'PCMU',
+      writeMulaw: (payload) => {
+        const samples = resample(ulaw.decode(payload), 8000, SAMPLE_RATE);
+        payloads.set(samples, payload);
+        return inner.write({ samples, sampleRate: SAMPLE_RATE });
+      },
+    };
+  }
+
+  get inbound(): AsyncIterable<AudioFrame> {
+    const leg = this;
+    return (async function* () {
+      for await (const f of leg.media.inbound) {
+        const mulaw = ulaw.encode(leg.down.process(f.samples));
+        leg.phoneSent.push(mulaw);
+        const frame: PassThroughFrame = { samples: f.samples, sampleRate: f.sampleRate, mulaw };
+        yield frame;
+      }
+    })();
+  }
+
+  /** The μ-law payloads the phone heard, slot by slot (undefined: not a pass-through payload). */
+  heard(): (Uint8Array | undefined)[] {
+    return this.media.played.filter((s) => s.samples !== undefined).map((s) => this.payloads.get(s.samples!));
+  }
+
+  sendDtmf(digits: string): Promise<void> {
+    return this.media.sendDtmf(digits);
+  }
+
+  on(event: 'dtmf', fn: (e: DtmfEvent) => void): this {
+    this.media.on(event, fn);
+    return this;
+  }
+
+  off(event: 'dtmf', fn: (e: DtmfEvent) => void): this {
+    this.media.off(event, fn);
+    return this;
+  }
+
+  close(cause: EngineEndCause): Promise<void> {
+    return this.media.close(cause);
+  }
 }
 
 let flite: FliteTtsProvider | undefined;
@@ -124,11 +198,15 @@ export interface RealtimeSetup {
   maxMs?: number;
   /** Wrong key: every connect is refused. */
   refuse?: boolean;
+  /** A PCMU call whose media passes μ-law through (MulawLeg). */
+  pcmu?: boolean;
 }
 
 export interface RealtimeRun {
   result: RealtimeResult;
   media: VirtualMedia;
+  /** The PCMU leg, when `pcmu` was asked for. */
+  leg: MulawLeg | undefined;
   standIn: RealtimeStandIn;
   clock: ManualClock;
   events: <T extends RealtimeTimelineEvent['type']>(type: T) => Extract<RealtimeTimelineEvent, { type: T }>[];
@@ -156,14 +234,15 @@ export async function runRealtimeCall(setup: RealtimeSetup): Promise<RealtimeRun
       ...setup.deps,
     };
     if (setup.toolsFor) deps.tools = { extraTools: setup.toolsFor(clock) };
+    const leg = setup.pcmu ? new MulawLeg(media) : undefined;
     const result = await media.drive(
-      () => runRealtime(media, deps, assistant(setup.mode, setup.config), undefined, new AbortController().signal),
+      () => runRealtime(leg ?? media, deps, assistant(setup.mode, setup.config), undefined, new AbortController().signal),
       setup.maxMs ?? 60_000,
     );
     const events = ((type: string) => result.timeline.filter((e) => e.type === type)) as RealtimeRun['events'];
     const playedMsBetween = (fromMs: number, toMs: number): number =>
       media.played.filter((s) => s.samples !== undefined && s.atMs >= fromMs && s.atMs <= toMs).length * 20;
-    return { result, media, standIn, clock, events, playedMsBetween };
+    return { result, media, leg, standIn, clock, events, playedMsBetween };
   } finally {
     await standIn.close();
   }

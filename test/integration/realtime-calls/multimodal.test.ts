@@ -177,11 +177,18 @@ describe('multimodal tools and resilience', () => {
     expect(run.events('model-lost')[0]).toMatchObject({ retryable: true });
     expect(run.result.counters.reconnects).toBe(1);
     const second = run.standIn.connections[1]!;
-    const seeded = run.standIn.eventsOf('conversation.item.create', second).map((e) => e.item as { role: string; content: { text: string }[] });
-    expect(seeded.map((i) => [i.role, i.content[0]!.text])).toEqual([
+    const seeded = run.standIn.eventsOf('conversation.item.create', second).map((e) => e.item as { id?: string; role: string; content: { text: string }[] });
+    expect(seeded.slice(0, 2).map((i) => [i.role, i.content[0]!.text])).toEqual([
       ['assistant', GREETING],
       ['user', 'What are your opening hours?'],
     ]);
+    // The answer the drop cut short still plays out what had arrived: it goes in as it will be
+    // heard, under our id (so a barge-in could still cut it down).
+    const partial = seeded[2]!;
+    expect(seeded).toHaveLength(3);
+    expect(partial.role).toBe('assistant');
+    expect(partial.id).toMatch(/^sb_seed_/);
+    expect('We are open from nine to five, Monday to Friday.'.startsWith(partial.content[0]!.text)).toBe(true);
     // The answer in flight when the socket dropped is asked for again on the new connection.
     expect(second.responses).toHaveLength(1);
     expect(run.result.transcript.at(-1)).toMatchObject({ speaker: 'assistant', text: 'As I was saying, nine to five.' });

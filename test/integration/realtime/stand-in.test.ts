@@ -56,4 +56,29 @@ describe('realtime stand-in', () => {
     expect((await c.next('response.done')).response).toMatchObject({ status: 'cancelled', status_details: { reason: 'client_cancelled' } });
     expect(standIn.last.truncations).toEqual([]);
   });
+
+  it('keeps the conversation: inserts after previous_item_id, deletes, refuses orphan function outputs', async () => {
+    standIn = await RealtimeStandIn.start({ audio: 'tone' });
+    const c = await raw();
+    await c.next('session.created');
+    const msg = (id: string, text: string): Json => ({ id, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] });
+    c.send({ type: 'conversation.item.create', item: msg('a', 'one') });
+    c.send({ type: 'conversation.item.create', item: msg('c', 'three') });
+    c.send({ type: 'conversation.item.create', previous_item_id: 'a', item: msg('b', 'two') });
+    expect(await c.next('conversation.item.added')).toMatchObject({ previous_item_id: null, item: { id: 'a' } });
+    c.send({ type: 'conversation.item.create', previous_item_id: 'nope', item: msg('x', 'lost') });
+    expect((await c.next('error')).error).toMatchObject({ code: 'item_not_found' });
+    c.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'call_9', output: '{}' } });
+    expect((await c.next('error')).error).toMatchObject({ code: 'invalid_value' });
+    c.send({ type: 'conversation.item.create', item: { type: 'function_call', call_id: 'call_9', name: 'f', arguments: '{}' } });
+    c.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'call_9', output: '{"ok":true}' } });
+    c.send({ type: 'conversation.item.delete', item_id: 'c' });
+    expect(await c.next('conversation.item.deleted')).toMatchObject({ item_id: 'c' });
+    c.send({ type: 'conversation.item.delete', item_id: 'c' });
+    expect((await c.next('error')).error).toMatchObject({ code: 'item_not_found' });
+    expect(standIn.last.conversation.map((i) => i.id ?? i.type)).toEqual(['a', 'b', expect.any(String), expect.any(String)]);
+    expect(standIn.last.conversation.slice(2).map((i) => i.type)).toEqual(['function_call', 'function_call_output']);
+    expect(standIn.last.functionOutputs).toEqual([{ callId: 'call_9', output: '{"ok":true}' }]);
+    expect(standIn.last.deleted).toEqual(['c']);
+  });
 });

@@ -1,6 +1,6 @@
 /** Assistant fields → realtime session and call-rule options. */
 import { describe, expect, it } from 'vitest';
-import { realtimeSettings, sessionConfig, turnDetectionFor, verbatimInstructions } from '../../../src/call/realtime/settings.ts';
+import { audioFormatFor, realtimeSettings, sessionConfig, turnDetectionFor, verbatimInstructions } from '../../../src/call/realtime/settings.ts';
 import { isToolHeavy, runFunctionCall } from '../../../src/call/realtime/function-calls.ts';
 import { Conversation } from '../../../src/call/realtime/conversation.ts';
 
@@ -70,5 +70,44 @@ describe('realtime conversation', () => {
       { role: 'assistant', text: 'one two' },
     ]);
     expect(c.finish(u, 4000, false, 0)).toBeUndefined();
+  });
+});
+
+describe('realtime audio format', () => {
+  const mulawOut = { codec: 'PCMU', writeMulaw: () => true };
+  it('passes μ-law through only on PCMU media that takes payloads, with a model that speaks μ-law', () => {
+    expect(audioFormatFor(mulawOut, ['pcm24k', 'pcmu'])).toBe('pcmu');
+    expect(audioFormatFor({ ...mulawOut, codec: 'PCMA' }, ['pcm24k', 'pcmu'])).toBe('pcm24k');
+    expect(audioFormatFor({ ...mulawOut, codec: 'G722' }, ['pcm24k', 'pcmu'])).toBe('pcm24k');
+    expect(audioFormatFor({ codec: 'PCMU' }, ['pcm24k', 'pcmu'])).toBe('pcm24k');
+    expect(audioFormatFor(mulawOut, ['pcm24k'])).toBe('pcm24k');
+    expect(audioFormatFor({}, ['pcm24k', 'pcmu'])).toBe('pcm24k');
+  });
+});
+
+describe('realtime conversation re-seed', () => {
+  it("follows the model's order: places taken at first sight, function calls with their outputs, prior history first", () => {
+    const c = new Conversation();
+    c.history.push({ role: 'assistant', content: 'Earlier assistant said hi.' });
+    c.callerStarted('u1', 100);
+    const u = { key: 'a1', kind: 'reply' as const, responseId: 'r', itemId: 'a1', contentIndex: 0, text: 'Let me check.', frames: 30, finished: false };
+    c.opened(u);
+    c.callStarted('call_1', 'check_table', '{"party":2}');
+    c.callOutput('call_1', '{"free":true}');
+    // Finished after the call ran, and the caller's words transcribed late: both keep their place.
+    c.finish(u, 900, false, 0);
+    c.callerSaid('u1', 'A table for two?', 1000);
+    const playing = { key: 'a2', kind: 'reply' as const, responseId: 'r2', itemId: 'a2', contentIndex: 0, text: 'Yes, at', frames: 5, finished: false };
+    c.opened(playing);
+    expect(c.reseed(new Map([['a2', { id: 'sb_seed_1', text: 'Yes, at' }]]))).toEqual([
+      { role: 'assistant', text: 'Earlier assistant said hi.' },
+      { role: 'user', text: 'A table for two?' },
+      { role: 'assistant', text: 'Let me check.' },
+      { type: 'function_call', callId: 'call_1', name: 'check_table', arguments: '{"party":2}' },
+      { type: 'function_call_output', callId: 'call_1', output: '{"free":true}' },
+      { role: 'assistant', text: 'Yes, at', id: 'sb_seed_1' },
+    ]);
+    // Without it playing, an unfinished utterance has no place yet.
+    expect(c.reseed()).toHaveLength(5);
   });
 });

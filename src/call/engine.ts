@@ -4,7 +4,7 @@
  * for tests and replays). `startEngine` is the one function the call layer calls to run the
  * pipeline engine for an answered call.
  */
-import type { AgentTool } from '../agent/types.ts';
+import type { AgentTool, TurnMessage } from '../agent/types.ts';
 import type { AudioFrame } from '../audio/frame.ts';
 import type { AmbientLibrary } from '../audio/ambient.ts';
 import type { Catalog } from '../catalog/catalog.ts';
@@ -15,7 +15,7 @@ import type { Clock } from '../util/clock.ts';
 import { runCascade, type CascadeDeps, type CascadeMetrics, type CascadeResult, type EngineLogger } from './cascade/index.ts';
 import type { TurnVoice } from './cascade/spoken-turn.ts';
 import type { CallSession } from './call-session.ts';
-import { recordingPath } from './recorder.ts';
+import { recordingPath, type RecordingSink } from './recorder.ts';
 
 export interface DtmfEvent {
   digit: string;
@@ -95,7 +95,14 @@ export async function startEngine(
   ctx: EngineContext,
   callVariables?: Record<string, unknown>,
   signal?: AbortSignal,
-  control?: { media: CallMedia; voiceTools: AgentTool[] },
+  control?: {
+    media?: CallMedia;
+    voiceTools?: AgentTool[];
+    recording?: RecordingSink;
+    /** Call control: the conversation so far (an earlier assistant's) and a live view of this run's. */
+    history?: readonly TurnMessage[];
+    onHistory?: (history: readonly TurnMessage[]) => void;
+  },
 ): Promise<CascadeResult> {
   if (assistant.mode !== 'pipeline') throw new EngineSetupError(`assistant ${assistant.id} is ${assistant.mode}, not pipeline`);
   // The session's inbound ends when the call does (either side): that is the engine's stop
@@ -113,8 +120,15 @@ export async function startEngine(
     ...(ctx.ambient ? { ambient: ctx.ambient } : {}),
     ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
     ...(ctx.fallbackVoice ? { fallbackVoice: ctx.fallbackVoice } : {}),
-    ...(control ? { voiceTools: control.voiceTools } : {}),
-    ...(ctx.dataDir && assistant.config.record ? { recordingPath: recordingPath(ctx.dataDir, session.uuid) } : {}),
+    ...(control?.voiceTools ? { voiceTools: control.voiceTools } : {}),
+    ...(control?.history ? { history: control.history } : {}),
+    ...(control?.onHistory ? { onHistory: control.onHistory } : {}),
+    // A call-level recording (the call runner's, across assistant swaps) is saved by its owner.
+    ...(control?.recording
+      ? { recording: control.recording }
+      : ctx.dataDir && assistant.config.record
+        ? { recordingPath: recordingPath(ctx.dataDir, session.uuid) }
+        : {}),
   };
   return runCascade(media, deps, assistant, callVariables, signal ?? new AbortController().signal);
 }

@@ -10,12 +10,18 @@
  *   → the run ends because the call ended (done), the assistant was swapped (next run with the
  *     target assistant on the same session), or a bridge took over (wait for the bridge to end).
  *
+ * One conversation across runs: each run starts from the history the call has so far (what the
+ * callee said during voicemail detection, then every earlier assistant's turns) and shows the
+ * conductor its live history (`observe`). So a swapped-in assistant continues the same
+ * conversation under its own prompt, voice and tools, and a warm transfer's briefing is written
+ * from the transcript whatever the engine (pipeline, multimodal, dualplex).
+ *
  * A transfer or swap tool is `ends: true`, so the engine finishes its sentence and then calls
  * `close()` on its media. The conductor turns that close into "this engine is done" while a
  * handover is pending, and into a BYE otherwise. An engine that never closes by itself is ended
  * `handoverGraceMs` after the handover began.
  */
-import type { AgentTool } from '../../agent/types.ts';
+import type { AgentTool, TurnMessage } from '../../agent/types.ts';
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { ProvisionedTrunk } from '../../sip/trunk-registry.ts';
 import type { UserAgent } from '../../sip/user-agent.ts';
@@ -31,6 +37,7 @@ import type { Bridge } from './bridge.ts';
 import { DetailsWriter } from './details.ts';
 import { MediaSwitch, type EngineView } from './media-switch.ts';
 import { SessionControl } from './session-control.ts';
+import type { AssistantStt } from './transcriber.ts';
 import { detectVoicemail } from './voicemail.ts';
 
 export interface EngineRun {
@@ -45,6 +52,16 @@ export interface EngineRun {
   tools: AgentTool[];
   variables: Record<string, unknown> | undefined;
   signal: AbortSignal;
+  /**
+   * The conversation before this run (the callee's first words, earlier assistants' turns). The
+   * engine starts its own history with it: the model sees it, under this run's prompt.
+   */
+  history: readonly TurnMessage[];
+  /**
+   * The engine hands over its live history (seed included) once it exists; the conductor reads
+   * it for a warm transfer's briefing and, when the run ends, as the history for the next run.
+   */
+  observe(history: () => readonly TurnMessage[]): void;
 }
 
 /**
@@ -60,7 +77,7 @@ export interface ConductorOptions {
   legRingingMs?: number;
   /** Wait for the far end's final NOTIFY after a REFER was accepted. */
   referNotifyMs?: number;
-  /** Supervisor's time to accept (DTMF 1) after the briefing. */
+  /** Supervisor's time to answer (keys or speech) after the briefing. */
   supervisorAcceptMs?: number;
   /** After end_call: hang up once the assistant has been quiet this long. */
   endCallIdleMs?: number;
@@ -76,9 +93,23 @@ export interface ConductorDeps {
   /** The shared VAD; without it outbound calls skip voicemail detection. */
   vad?: { createStream(): VadStreamLike };
   /** Writes the supervisor briefing; the model's own summary is used when absent or failing. */
-  summarize?(assistant: AssistantRecord, instructions: string, context: string, signal: AbortSignal): Promise<string>;
+  summarize?(assistant: AssistantRecord, brief: BriefingRequest, signal: AbortSignal): Promise<string>;
+  /**
+   * The assistant's speech-to-text (transcriber.ts `assistantStt`), for the words of a voicemail
+   * greeting and a supervisor's spoken answer. Without it those decide on sound and keys alone.
+   */
+  stt?(assistant: AssistantRecord): AssistantStt | undefined;
   calendar?: VoiceToolDeps['calendar'];
   options?: ConductorOptions;
+}
+
+export interface BriefingRequest {
+  /** The warm_call_transfer tool's `summary_instructions`. */
+  instructions: string;
+  /** The reason and notes the model gave with the transfer, the caller's number. */
+  context: string;
+  /** The call's conversation so far, oldest first. */
+  transcript: readonly TurnMessage[];
 }
 
 export const CONDUCTOR_DEFAULTS: Required<ConductorOptions> = {
@@ -109,10 +140,14 @@ export class Conductor {
   view: EngineView | undefined;
   /** Set by a successful bridged transfer; relaying starts once the engine has stopped. */
   bridge: Bridge | undefined;
-  swap: { assistant: AssistantRecord; speakGreeting: boolean } | undefined;
+  swap: { assistant: AssistantRecord; speakGreeting: boolean; announced?: string } | undefined;
   /** What each engine run returned, in order (one per assistant after swaps). */
   readonly outcomes: unknown[] = [];
   private graceTimer: Timer | undefined;
+  /** The conversation as of the end of the last run (or detection). */
+  private history: readonly TurnMessage[] = [];
+  /** The running engine's live history. */
+  private live: (() => readonly TurnMessage[]) | undefined;
 
   constructor(
     readonly deps: ConductorDeps,
@@ -131,6 +166,11 @@ export class Conductor {
 
   get active(): boolean {
     return this.session.state === 'active';
+  }
+
+  /** The call's conversation so far, across assistants: the running engine's live history. */
+  conversation(): readonly TurnMessage[] {
+    return this.live?.() ?? this.history;
   }
 
   /** The current assistant's voice saying `text`, as frames. */
@@ -154,6 +194,7 @@ export class Conductor {
         const detected = await detectVoicemail(this, this.deps.vad);
         if (detected.next === 'ended') return this.outcomes;
         customerSpoke = detected.customerSpoke;
+        if (detected.heard) this.history = [{ role: 'user', content: detected.heard }];
       }
       let greet = true;
       while (this.active) {
@@ -165,6 +206,8 @@ export class Conductor {
           this.swap = undefined;
           this.assistant = swap.assistant;
           greet = swap.speakGreeting;
+          // The handover line was spoken by call control, not the engine: it joins the conversation here.
+          if (swap.announced) this.history = [...this.history, { role: 'assistant', content: swap.announced }];
           continue;
         }
         if (this.bridge) {
@@ -200,8 +243,19 @@ export class Conductor {
       onInvalid: (type, problem) => this.deps.env.logger.warn({ call: this.session.uuid, type, problem }, 'built-in tool skipped'),
     });
     const assistant = runAssistant(a, greet, customerSpoke);
+    this.live = undefined;
+    const observe = (get: () => readonly TurnMessage[]): void => {
+      this.live = get;
+    };
+    const ended = (): void => {
+      const live = this.live;
+      if (live) this.history = [...live()];
+      this.live = undefined;
+    };
     try {
-      this.outcomes.push(await this.deps.runner({ media: view, session: this.session, assistant, tools, variables: this.variables, signal: ac.signal }));
+      this.outcomes.push(
+        await this.deps.runner({ media: view, session: this.session, assistant, tools, variables: this.variables, signal: ac.signal, history: this.history, observe }),
+      );
     } catch (err) {
       this.deps.env.logger.error({ call: this.session.uuid, err: (err as Error).message }, 'engine run failed');
       if (!this.swap && !this.bridge) await this.hangUpNow('error');
@@ -209,6 +263,7 @@ export class Conductor {
       ac.abort();
       view.end();
       this.graceTimer?.cancel();
+      ended();
     }
   }
 

@@ -1,8 +1,12 @@
 /**
  * A second call leg placed by call control (a bridged blind transfer, the supervisor of a warm
  * transfer): an INVITE through a trunk, exactly as outbound-dialer.ts dials (number formatted for
- * the trunk, digest credentials, From = the chosen caller id), with its own RtpSession but no
- * call record and no engine of its own: the first call's record lists it under `details`.
+ * the trunk, digest credentials), with its own RtpSession but no call record and no engine of
+ * its own: the first call's record lists it under `details`.
+ *
+ * The caller ID (caller-id.ts) goes in From and P-Asserted-Identity, both in the trunk's calling
+ * format on the trunk's host; a passed-through customer number adds Diversion with the trunk's
+ * number (RFC 5806: reason=unconditional, counter=1).
  */
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { RtpSession } from '../../media/rtp-session.ts';
@@ -15,13 +19,14 @@ import { InviteFailedError, OutgoingInvite } from '../../sip/user-agent-outgoing
 import type { UserAgent } from '../../sip/user-agent.ts';
 import type { Clock } from '../../util/clock.ts';
 import { formatForTrunk } from '../numbers.ts';
+import { CALLER_ID_REFUSALS, trunkCallerId, type CallerId } from './caller-id.ts';
 
 export interface LegRequest {
   trunk: ProvisionedTrunk;
   /** E.164 number, an extension, or a sip: URI (sent as is). */
   to: string;
-  /** Caller id in From (E.164 or extension); the trunk's own number by default. */
-  from?: string;
+  /** The identity presented; the trunk's own number by default. */
+  callerId?: CallerId;
   ringingMs: number;
   signal?: AbortSignal;
 }
@@ -98,6 +103,36 @@ export function legTarget(trunk: ProvisionedTrunk, to: string): string {
   return `sip:${user}@${spec.address}`;
 }
 
+/** From (a name-addr) and the identity headers for `id` through `trunk`. */
+export function callerIdHeaders(trunk: ProvisionedTrunk, id: CallerId): { from: string; headers: { name: string; value: string }[] } {
+  const spec = trunk.spec;
+  const host = spec.address.replace(/:\d+$/, '');
+  const uri = (n: string) => `<sip:${n.startsWith('+') ? formatForTrunk(n, spec.callingFormat, spec.countryCode) : n}@${host}>`;
+  const headers = [{ name: 'p-asserted-identity', value: uri(id.number) }];
+  if (id.diversion) headers.push({ name: 'diversion', value: `${uri(id.diversion)};reason=unconditional;counter=1;privacy=off` });
+  return { from: uri(id.number), headers };
+}
+
+export type CallerIdDial = ({ ok: true; leg: Leg } | LegFailure) & {
+  /** The caller ID the final attempt presented. */
+  callerId: CallerId;
+  /** A passthrough the carrier refused (its status) before the trunk's own number was used. */
+  passthroughRefused?: number;
+};
+
+/**
+ * dialLeg with a passed-through customer number, falling back once to the trunk's own number
+ * when the carrier refuses that caller ID (CALLER_ID_REFUSALS).
+ */
+export async function dialWithCallerId(deps: LegDeps, req: LegRequest & { callerId: CallerId }): Promise<CallerIdDial> {
+  const first = await dialLeg(deps, req);
+  if (first.ok || req.callerId.kind !== 'customer' || !CALLER_ID_REFUSALS.has(first.status) || req.signal?.aborted) {
+    return { ...first, callerId: req.callerId };
+  }
+  const callerId = trunkCallerId(req.trunk.spec);
+  return { ...(await dialLeg(deps, { ...req, callerId })), callerId, passthroughRefused: first.status };
+}
+
 export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: true; leg: Leg } | LegFailure> {
   const spec = req.trunk.spec;
   const media = deps.createMedia();
@@ -111,12 +146,11 @@ export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: tru
   }
   const offer = createOffer(local, createSdpSession(String(Date.now())));
   const target = legTarget(req.trunk, req.to);
-  const fromRaw = req.from ?? spec.phoneNumber;
-  const from = fromRaw.startsWith('+') ? formatForTrunk(fromRaw, spec.callingFormat, spec.countryCode) : fromRaw;
+  const identity = callerIdHeaders(req.trunk, req.callerId ?? trunkCallerId(spec));
   // Same trick as the outbound dialer: From carries the chosen caller id, the UA stays as is.
   const scoped = Object.create(deps.ua) as UserAgent;
-  scoped.localUri = () => `<sip:${from}@${spec.address.replace(/:\d+$/, '')}>`;
-  const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password) });
+  scoped.localUri = () => identity.from;
+  const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password), headers: identity.headers });
   void invite.start();
   let noAnswer = false;
   const ringing = deps.clock.setTimeout(() => {

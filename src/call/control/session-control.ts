@@ -6,8 +6,10 @@
  *   assistant has been quiet for `endCallIdleMs`.
  * - Blind transfer: REFER first (Refer-To: the number on the trunk's host, or the sip: URI). A
  *   final NOTIFY 2xx ends our leg at once. A refused REFER (405, 501, 603, 403, a timeout…) falls
- *   back to a bridge: a new leg through the call's own trunk with the trunk's number as caller
- *   id, media relayed by the engine. A REFER the far end accepted but could not complete
+ *   back to a bridge: a new leg through the call's own trunk, media relayed by the engine. Its
+ *   caller ID is the customer's number passed through with Diversion when the trunk and the
+ *   number allow it, else the trunk's own number (caller-id.ts has the rule and the fallback);
+ *   the record keeps which. A REFER the far end accepted but could not complete
  *   (NOTIFY ≥ 300) is reported as failed, not retried as a bridge: the target itself is the problem.
  * - Keypad digits are never written to the record (they may be a PIN): only how many and how
  *   collection ended.
@@ -16,7 +18,8 @@ import type { CallControl, CollectDigitsOptions, CollectedDigits, TransferResult
 import { KeypadCollector } from '../tools/keypad.ts';
 import { Bridge } from './bridge.ts';
 import type { Conductor } from './conductor.ts';
-import { dialLeg } from './leg.ts';
+import { transferCallerId, type CallerId } from './caller-id.ts';
+import { dialWithCallerId } from './leg.ts';
 import { referTarget, sendRefer } from './refer.ts';
 import { warmTransfer } from './warm-transfer.ts';
 
@@ -133,12 +136,13 @@ export class SessionControl implements CallControl {
       return { ok: false, reason: busy ? 'busy' : refer.notifyStatus === null ? 'no-answer' : 'failed', detail: `NOTIFY ${refer.notifyStatus ?? 'none'}` };
     }
     if (!c.trunk) return { ok: false, reason: 'failed', detail: `REFER refused (${refer.referStatus}) and no trunk to bridge through` };
-    const dialed = await dialLeg(
+    const dialed = await dialWithCallerId(
       { ua: c.deps.ua, clock: this.clock, createMedia: c.deps.env.createMedia },
-      { trunk: c.trunk, to: target.target, ringingMs: c.o.legRingingMs },
+      { trunk: c.trunk, to: target.target, ringingMs: c.o.legRingingMs, callerId: transferCallerId(c.trunk.spec, c.callerNumber) },
     );
+    const callerId = callerIdRecord(dialed.callerId, dialed.passthroughRefused);
     if (!dialed.ok) {
-      await c.details.set({ transfer: { ...base, method: 'bridge', refer_status: refer.referStatus, failed: true, leg_status: dialed.status } });
+      await c.details.set({ transfer: { ...base, method: 'bridge', refer_status: refer.referStatus, failed: true, leg_status: dialed.status, caller_id: callerId } });
       return { ok: false, reason: dialed.reason, detail: `bridge leg: ${dialed.status}` };
     }
     if (!c.active) {
@@ -149,7 +153,7 @@ export class SessionControl implements CallControl {
     c.bridge = bridge;
     c.view?.mute(true);
     c.beginHandover();
-    this.recordLegs(base, refer.referStatus, bridge);
+    this.recordLegs({ ...base, caller_id: callerId }, refer.referStatus, bridge);
     return { ok: true, method: 'bridge' };
   }
 
@@ -175,12 +179,22 @@ export class SessionControl implements CallControl {
     return warmTransfer(this.c, this, opts);
   }
 
-  async swapAssistant(assistantId: number, opts: { speakGreeting: boolean }): Promise<void> {
+  async swapAssistant(assistantId: number, opts: { speakGreeting: boolean; announced?: string }): Promise<void> {
     const c = this.c;
     const target = await c.deps.env.repos.assistants.getById(assistantId);
     if (!target || target.accountId !== c.session.accountId) throw new Error(`assistant ${assistantId} is not available`);
     await c.details.push('assistant_swaps', { from: c.assistant.id, to: target.id, greeting: opts.speakGreeting, at: this.clock.now() });
-    c.swap = { assistant: target, speakGreeting: opts.speakGreeting };
+    c.swap = { assistant: target, speakGreeting: opts.speakGreeting, ...(opts.announced ? { announced: opts.announced } : {}) };
     c.beginHandover();
   }
+}
+
+/** The caller ID of a second leg as the call record shows it. */
+export function callerIdRecord(id: CallerId, passthroughRefused?: number): Record<string, unknown> {
+  return {
+    kind: id.kind,
+    number: id.number,
+    ...(id.diversion ? { diversion: id.diversion } : {}),
+    ...(passthroughRefused !== undefined ? { passthrough_refused: passthroughRefused } : {}),
+  };
 }

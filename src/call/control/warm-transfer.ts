@@ -5,24 +5,27 @@
  *    not start a turn); the caller hears `hold_message`, then hold music at `hold_music_volume`
  *    (hold-music.ts) or silence with `hold_music: none`.
  * 2. The supervisor is dialled through the trunk of `outbound_phone_id` (`custom_sip`: the
- *    address as is, or an extension on that trunk's host) with From per `caller_id_mode`.
+ *    address as is, or an extension on that trunk's host) with the caller ID of
+ *    `caller_id_mode` (caller-id.ts).
  * 3. Once they answer they hear `briefing_initial_message`, the AI summary (written per
- *    `summary_instructions` from the model's summary and reason), and the question
- *    "Press 1 to take the call, or 2 to decline." Acceptance is DTMF 1, chosen over speech
- *    because it needs no STT on the supervisor leg and cannot be triggered by the briefing
- *    itself. 2, hanging up, or `supervisorAcceptMs` of nothing is a refusal.
+ *    `summary_instructions` from the call's transcript so far, the model's reason and notes),
+ *    and the question. They answer with a key (1 takes the call, 2 declines) or, when the
+ *    assistant has an STT, in words ("yes, put them through", "no, I can't"); supervisor.ts has
+ *    the rules, including unclear words (ignored: still waiting). Declining, hanging up, or
+ *    `supervisorAcceptMs` without an answer after the question is a refusal.
  * 4. Accepted: hold music stops, the caller hears `connected_message`, the legs are bridged.
  *    Otherwise the supervisor leg is hung up, the caller's audio goes back to the engine and the
  *    tool tells the model, which apologises and carries on.
  */
 import type { WarmTransferOptions, WarmTransferResult } from '../tools/control.ts';
 import { Bridge } from './bridge.ts';
+import { warmCallerId } from './caller-id.ts';
 import type { Conductor } from './conductor.ts';
 import { holdMusicFrames } from './hold-music.ts';
-import { dialLeg, type Leg } from './leg.ts';
-import type { SessionControl } from './session-control.ts';
+import { dialWithCallerId } from './leg.ts';
+import { callerIdRecord, type SessionControl } from './session-control.ts';
+import { askSupervisor, type SupervisorAnswer } from './supervisor.ts';
 
-export const ACCEPT_PROMPT = 'Press 1 to take the call, or 2 to decline.';
 const SUMMARY_TIMEOUT_MS = 8_000;
 
 export async function warmTransfer(c: Conductor, control: SessionControl, opts: WarmTransferOptions): Promise<WarmTransferResult> {
@@ -30,9 +33,8 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
   const clock = env.clock;
   const trunk = await trunkForPhone(c, opts.outboundPhoneId);
   if (!trunk) return { outcome: 'failed', detail: `phone number ${opts.outboundPhoneId} has no live trunk` };
-  const base = { type: 'warm', supervisor: opts.supervisor, reason: opts.reason, started_at: clock.now() };
-  const from =
-    opts.callerIdMode === 'customer_number' ? (c.callerNumber ?? trunk.spec.phoneNumber) : opts.callerIdMode === 'custom' ? (opts.customCallerId ?? trunk.spec.phoneNumber) : trunk.spec.phoneNumber;
+  const base: Record<string, unknown> = { type: 'warm', supervisor: opts.supervisor, reason: opts.reason, started_at: clock.now() };
+  const callerId = warmCallerId(opts.callerIdMode, trunk.spec, c.callerNumber, opts.customCallerId);
   const to = opts.customSip && !/^sips?:/i.test(opts.supervisor) ? `sip:${opts.supervisor}@${trunk.spec.address}` : opts.supervisor;
 
   const view = c.view;
@@ -60,10 +62,11 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
     return outcome;
   };
 
-  const dialed = await dialLeg(
+  const dialed = await dialWithCallerId(
     { ua: c.deps.ua, clock, createMedia: env.createMedia },
-    { trunk, to, from, ringingMs: c.o.legRingingMs, signal: hold.signal },
+    { trunk, to, callerId, ringingMs: c.o.legRingingMs, signal: hold.signal },
   );
+  base.caller_id = callerIdRecord(dialed.callerId, dialed.passthroughRefused);
   if (!dialed.ok) {
     const outcome = dialed.reason === 'no-answer' ? 'no-answer' : dialed.reason === 'failed' ? 'failed' : 'refused';
     return resume({ outcome, detail: `supervisor leg: ${dialed.status}` });
@@ -74,10 +77,11 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
     return { outcome: 'failed', detail: 'the caller left' };
   }
   const summary = await briefing(c, opts);
-  const answer = await askSupervisor(c, leg, `${opts.briefingInitialMessage} ${summary} ${ACCEPT_PROMPT}`);
-  if (answer !== 'accepted' || !c.active) {
+  const answer = await askSupervisor(c, leg, `${opts.briefingInitialMessage} ${summary}`);
+  base.supervisor_answer = answerRecord(answer);
+  if (answer.outcome !== 'accepted' || !c.active) {
     await leg.hangup();
-    return resume({ outcome: answer === 'no-answer' ? 'no-answer' : 'refused', detail: `supervisor: ${answer}` });
+    return resume({ outcome: answer.outcome === 'no-answer' ? 'no-answer' : 'refused', detail: `supervisor: ${answer.outcome}` });
   }
   hold.abort();
   await held;
@@ -97,6 +101,16 @@ async function trunkForPhone(c: Conductor, phoneId: number) {
   return c.deps.env.trunks.list().find((t) => t.spec.id === phone.sipTrunkId);
 }
 
+function answerRecord(a: SupervisorAnswer): Record<string, unknown> {
+  return {
+    outcome: a.outcome,
+    ...(a.by ? { by: a.by } : {}),
+    ...(a.heard ? { heard: a.heard } : {}),
+    ...(a.unclear.length > 0 ? { unclear: a.unclear } : {}),
+    ...(a.stt ? { stt: a.stt } : {}),
+  };
+}
+
 /** The AI summary for the supervisor; the model's own words when the summariser is absent or slow. */
 async function briefing(c: Conductor, opts: WarmTransferOptions): Promise<string> {
   const fallback = opts.modelSummary ?? opts.reason;
@@ -106,37 +120,12 @@ async function briefing(c: Conductor, opts: WarmTransferOptions): Promise<string
   const timer = c.deps.env.clock.setTimeout(() => ac.abort(), SUMMARY_TIMEOUT_MS);
   const context = `Reason for the transfer: ${opts.reason}\nWhat the assistant noted: ${opts.modelSummary ?? '(nothing)'}\nCaller number: ${c.callerNumber ?? 'unknown'}`;
   try {
-    const text = (await summarize(c.assistant, opts.summaryInstructions, context, ac.signal)).trim();
+    const brief = { instructions: opts.summaryInstructions, context, transcript: c.conversation() };
+    const text = (await summarize(c.assistant, brief, ac.signal)).trim();
     return text || fallback;
   } catch {
     return fallback;
   } finally {
     timer.cancel();
-  }
-}
-
-/** Briefs the supervisor and waits for their key. */
-async function askSupervisor(c: Conductor, leg: Leg, text: string): Promise<'accepted' | 'declined' | 'hung-up' | 'no-answer'> {
-  let settle!: (v: 'accepted' | 'declined' | 'hung-up' | 'no-answer') => void;
-  const answer = new Promise<'accepted' | 'declined' | 'hung-up' | 'no-answer'>((r) => (settle = r));
-  const onDtmf = (e: { digit: string }): void => {
-    if (e.digit === '1') settle('accepted');
-    else if (e.digit === '2') settle('declined');
-  };
-  leg.media.on('dtmf', onDtmf);
-  void leg.ended.then(() => settle('hung-up'));
-  void c.session.done.then(() => settle('hung-up'));
-  const speak = new AbortController();
-  void answer.then(() => speak.abort());
-  let window: { cancel(): void } | undefined;
-  // The accept window opens once the briefing has been spoken (a key during it counts too).
-  void leg.media.outbound.writeStream(c.speech(text, speak.signal), speak.signal).then(() => {
-    if (!speak.signal.aborted) window = c.deps.env.clock.setTimeout(() => settle('no-answer'), c.o.supervisorAcceptMs);
-  });
-  try {
-    return await answer;
-  } finally {
-    window?.cancel();
-    leg.media.off('dtmf', onDtmf);
   }
 }

@@ -70,8 +70,12 @@ export interface CallControl {
   transferBlind(target: TransferTarget): Promise<TransferResult>;
   /** Warm transfer; resolves once the supervisor accepted (legs bridged) or it failed. */
   transferWarm(opts: WarmTransferOptions): Promise<WarmTransferResult>;
-  /** The call goes on under another assistant's configuration (prompt, voice, tools). */
-  swapAssistant(assistantId: number, opts: { speakGreeting: boolean }): Promise<void>;
+  /**
+   * The call goes on under another assistant's configuration (prompt, voice, tools), in the same
+   * conversation. `announced`: what was just said to the caller about the handover (it joins the
+   * conversation the target sees).
+   */
+  swapAssistant(assistantId: number, opts: { speakGreeting: boolean; announced?: string }): Promise<void>;
   /** Speak a fixed text to the caller (not generated); resolves when it has been played. */
   say(text: string): Promise<void>;
 }

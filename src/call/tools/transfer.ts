@@ -133,7 +133,8 @@ export function assistantTransferTool(tool: Of<'assistant_transfer'>, deps: Pick
     ends: true,
     async run() {
       if (tool.message_before_transfer) await deps.control.say(tool.message_before_transfer);
-      await deps.control.swapAssistant(tool.assistant_id, { speakGreeting: tool.speak_transfer_greeting });
+      const announced = tool.message_before_transfer ?? undefined;
+      await deps.control.swapAssistant(tool.assistant_id, { speakGreeting: tool.speak_transfer_greeting, ...(announced ? { announced } : {}) });
       return { transferred: true, assistant_id: tool.assistant_id };
     },
   };

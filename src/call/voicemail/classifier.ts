@@ -19,6 +19,12 @@
  * - `deadline` (5 s by default): no rule fired; the verdict is `unknown` and the engine carries on
  *   as with a person (talking to a machine costs less than hanging up on a customer).
  *
+ * With STT running (`transcriptWaitMs` > 0) a person verdict from the rhythm waits, at most that
+ * long past its silence, for a final transcript of the greeting: a short recorded greeting ("Sam
+ * is not available.") followed by a pause sounds exactly like "Hello, Sam speaking." and only its
+ * words tell them apart. A final that arrived after the greeting ended, an STT failure
+ * (`transcriptUnavailable`) or the deadline end the wait.
+ *
  * On `voicemail`: with end_call_on_voicemail (or no voice_mail_message) the action is `hang-up`;
  * otherwise `leave-message` comes at the beep, or when the greeting has been silent for 2.5 s
  * (no beep: some boxes record without one), or 30 s after the answer at the latest.
@@ -69,6 +75,8 @@ export interface VoicemailClassifierOptions {
   joinGapMs?: number;
   greetingEndSilenceMs?: number;
   maxWaitForBeepMs?: number;
+  /** STT runs: a person verdict may wait this long for the greeting's final transcript (0: never). */
+  transcriptWaitMs?: number;
 }
 
 const DEFAULTS = {
@@ -81,6 +89,7 @@ const DEFAULTS = {
   joinGapMs: 700,
   greetingEndSilenceMs: 2500,
   maxWaitForBeepMs: 30_000,
+  transcriptWaitMs: 0,
 };
 
 const VOICEMAIL_PHRASES: readonly RegExp[] = [
@@ -116,6 +125,8 @@ export class VoicemailClassifier {
   private finals = '';
   private interim = '';
   private transcriptAtMs: number | null = null;
+  private lastFinalAtMs: number | null = null;
+  private transcriptWaitMs: number;
   private beepSeen: { atMs: number; freqHz: number } | null = null;
   private decided: { verdict: Verdict; evidence: VoicemailEvidence } | undefined;
   private awaitingMessage = false;
@@ -123,6 +134,7 @@ export class VoicemailClassifier {
 
   constructor(options: VoicemailClassifierOptions) {
     this.o = { ...DEFAULTS, ...options, voiceMailMessage: (options.voiceMailMessage ?? '').trim() };
+    this.transcriptWaitMs = this.o.transcriptWaitMs;
   }
 
   get verdict(): Verdict | undefined {
@@ -154,11 +166,18 @@ export class VoicemailClassifier {
     if (isFinal) {
       this.finals = `${this.finals} ${text}`.trim();
       this.interim = '';
+      this.lastFinalAtMs = atMs;
     } else {
       this.interim = text;
     }
     this.transcriptAtMs = atMs;
     return this.evaluate(atMs);
+  }
+
+  /** STT failed or is not coming: person verdicts stop waiting for a transcript. */
+  transcriptUnavailable(nowMs: number): VoicemailAction[] {
+    this.transcriptWaitMs = 0;
+    return this.evaluate(nowMs);
   }
 
   onBeep(beep: BeepEvent): VoicemailAction[] {
@@ -184,9 +203,14 @@ export class VoicemailClassifier {
     const g = this.greeting(nowMs);
     if (g && g.lengthMs >= o.machineSpeechMs) return this.decide('voicemail', 'long-greeting', nowMs);
     if (g && g.silentForMs !== null) {
-      if (g.lengthMs <= o.personMaxGreetingMs && g.silentForMs >= o.personSilenceMs) return this.decide('person', 'short-greeting', nowMs);
-      if (g.lengthMs <= o.personLongGreetingMs && g.silentForMs >= o.personLongSilenceMs) {
-        return this.decide('person', 'greeting-then-silence', nowMs);
+      const rule =
+        g.lengthMs <= o.personMaxGreetingMs && g.silentForMs >= o.personSilenceMs
+          ? 'short-greeting'
+          : g.lengthMs <= o.personLongGreetingMs && g.silentForMs >= o.personLongSilenceMs
+            ? 'greeting-then-silence'
+            : undefined;
+      if (rule && !this.awaitingText(nowMs, rule === 'short-greeting' ? o.personSilenceMs : o.personLongSilenceMs)) {
+        return this.decide('person', rule, nowMs);
       }
     }
     // Without VAD (a realtime engine's own turn detection) a short greeting in the transcript,
@@ -196,6 +220,18 @@ export class VoicemailClassifier {
     }
     if (nowMs >= o.deadlineMs) return this.decide('unknown', 'deadline', nowMs);
     return [];
+  }
+
+  /**
+   * A person verdict due now still waits for the greeting's words: STT runs, no final came since
+   * the last segment ended, and the wait (counted from when the rhythm rule was met) is not over.
+   */
+  private awaitingText(nowMs: number, silenceMs: number): boolean {
+    if (this.transcriptWaitMs <= 0 || nowMs >= this.o.deadlineMs) return false;
+    const lastEnd = this.segments.at(-1)?.endMs;
+    if (lastEnd === null || lastEnd === undefined) return false;
+    if (this.lastFinalAtMs !== null && this.lastFinalAtMs >= lastEnd) return false;
+    return nowMs < lastEnd + silenceMs + this.transcriptWaitMs;
   }
 
   private isShortGreetingText(text: string): boolean {

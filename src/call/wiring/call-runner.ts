@@ -12,24 +12,32 @@
  * (end_call, DTMF, transfers, assistant swaps, calendar), and one engine run per assistant; the
  * runs' transcripts are merged in order for the record.
  *
+ * With `record`, the call has one recording and one tape for all its runs (CallRecording): they
+ * start at the answer (or with the first run whose assistant records), every later run writes
+ * into them, and they are saved once the call is over, before the record is finished (the tape's
+ * path in `details.tape`).
+ *
  * Calls that end without reaching the engine (no answer, busy, cancelled while ringing) are
  * finished by the sweeper (sweeper.ts) instead; `busy` tells it which calls this runner owns.
  */
 import type { Logger } from 'pino';
-import type { AgentTool } from '../../agent/types.ts';
+import type { AgentTool, TurnMessage } from '../../agent/types.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
 import type { UserAgent } from '../../sip/user-agent.ts';
 import type { AssistantRecord } from '../../store/repos/assistants.ts';
 import type { CallsRepo, CallPatch } from '../../store/repos/calls.ts';
 import type { CallEngine } from '../call-env.ts';
+import { CallRecording, type SavedRecording } from '../call-recording.ts';
 import type { CallSession, EndCause } from '../call-session.ts';
 import { Conductor, type ConductorDeps, type EngineRunner } from '../control/conductor.ts';
 import { resolveSpeech, startEngine, type CallMedia, type EngineContext } from '../engine.ts';
 import type { PostCallDeps } from '../post-call/index.ts';
 import { storableRecordingPath } from '../post-call/webhook.ts';
+import type { RecordingSink } from '../recorder.ts';
 import type { TranscriptEntry } from '../transcript.ts';
 import { finishAndMark, recordTranscript } from './finish.ts';
-import { HeardHistory, llmSummarizer } from './summarize.ts';
+import { assistantStt } from '../control/transcriber.ts';
+import { llmSummarizer } from './summarize.ts';
 
 /** What any engine leaves behind for the record and post-call work. */
 export interface EngineOutcome {
@@ -40,9 +48,14 @@ export interface EngineOutcome {
 
 /** Under call control: the conductor's view of the session, the call's voice tools, its stop signal. */
 export interface EngineControl {
-  media: CallMedia;
-  voiceTools: AgentTool[];
+  media?: CallMedia;
+  voiceTools?: AgentTool[];
   signal?: AbortSignal;
+  /** The call's recording (across engine runs); the run writes into it instead of keeping its own. */
+  recording?: RecordingSink;
+  /** The conversation before this run (after an assistant swap) and the hook for the run's live history. */
+  history?: readonly TurnMessage[];
+  onHistory?: (history: readonly TurnMessage[]) => void;
 }
 
 /** The realtime engine (multimodal / dualplex), plugged in by the composition root once built. */
@@ -69,6 +82,13 @@ export function mergeOutcomes(outcomes: ReadonlyArray<EngineOutcome | undefined>
   const recording = done.findLast((o) => o.recording?.path !== undefined)?.recording;
   if (recording) merged.recording = recording;
   return merged;
+}
+
+/** The outcome with its transcript's times moved `shiftMs` later (a later engine run's entries). */
+export function shiftOutcome(outcome: EngineOutcome, shiftMs: number): EngineOutcome {
+  if (shiftMs === 0) return outcome;
+  const transcript = outcome.transcript.map((e) => ({ ...e, startMs: e.startMs + shiftMs, endMs: e.endMs + shiftMs }));
+  return { ...outcome, transcript };
 }
 
 export interface CallRunnerDeps {
@@ -108,11 +128,15 @@ export class CallRunner {
     if (session.state !== 'active') return;
     const log = this.deps.logger.child({ call: session.uuid, assistantId: assistant.id, mode: assistant.mode });
     this.active.add(session.uuid);
+    // Made at the answer: its zero is the call's, whichever run starts recording.
+    const dataDir = this.deps.engine.dataDir;
+    const recording = dataDir ? new CallRecording(session, this.deps.engine.clock, dataDir) : undefined;
+    if (assistant.config.record) recording?.start();
     try {
       let outcome: EngineOutcome | undefined;
       let cause: EndCause = 'local-hangup';
       try {
-        outcome = await this.converse(session, assistant, callVariables, log);
+        outcome = await this.converse(session, assistant, callVariables, log, recording);
       } catch (err) {
         log.error({ err: (err as Error).message }, 'call engine failed: apologising and hanging up');
         await this.apologise(session, session.outbound, FAILURE_APOLOGY, log);
@@ -120,7 +144,11 @@ export class CallRunner {
       }
       if (session.state === 'active') await session.close(cause);
       await session.done;
-      await this.finish(session, assistant, outcome, log);
+      const saved = await recording?.save(session.endCause).catch((err: unknown) => {
+        log.error({ err: (err as Error).message }, 'could not write the call recording');
+        return undefined;
+      });
+      await this.finish(session, assistant, outcome, log, saved);
     } catch (err) {
       // Only the store can fail here; the call itself is already over.
       log.error({ err: (err as Error).message }, 'could not finish the call');
@@ -134,10 +162,13 @@ export class CallRunner {
     assistant: AssistantRecord,
     callVariables: Record<string, unknown> | undefined,
     log: Logger,
+    recording: CallRecording | undefined,
   ): Promise<EngineOutcome | undefined> {
-    if (this.sip) return this.conduct(session, assistant, callVariables, this.sip, log);
-    if (assistant.mode === 'pipeline') return startEngine(session, assistant, this.deps.engine, callVariables);
-    if (this.deps.realtime) return this.deps.realtime(session, assistant, callVariables);
+    if (this.sip) return this.conduct(session, assistant, callVariables, this.sip, log, recording);
+    const sink = recording?.forRun({ id: assistant.id, record: assistant.config.record === true });
+    const control = sink ? { recording: sink } : undefined;
+    if (assistant.mode === 'pipeline') return startEngine(session, assistant, this.deps.engine, callVariables, undefined, control);
+    if (this.deps.realtime) return this.deps.realtime(session, assistant, callVariables, control);
     log.warn('no realtime engine in this build: multimodal/dualplex call gets an apology and a hang-up');
     await this.apologise(session, session.outbound, UNAVAILABLE_APOLOGY, log);
     if (session.state === 'active') await session.close('error');
@@ -151,14 +182,27 @@ export class CallRunner {
     callVariables: Record<string, unknown> | undefined,
     sip: CallControlSip,
     log: Logger,
+    recording: CallRecording | undefined,
   ): Promise<EngineOutcome | undefined> {
-    // The conversation heard so far (pipeline turns), for the warm-transfer supervisor briefing.
-    const heard = new HeardHistory();
-    const engine: EngineContext = { ...this.deps.engine, agent: heard.agent(this.deps.engine.agent) };
-    const runner: EngineRunner = async ({ media, assistant: current, tools, variables, signal }) => {
+    const engine = this.deps.engine;
+    // One conversation across engine runs: each starts from the call's history so far and shows
+    // the conductor its own (assistant swaps, the warm-transfer briefing).
+    // Each run's transcript counts from its own start; the record's counts from the first run's
+    // (the zero the call tape's replay uses too), so later runs are shifted by their start.
+    let firstRunAt: number | undefined;
+    const runner: EngineRunner = async ({ media, assistant: current, tools, variables, signal, history, observe }) => {
+      const sink = recording?.forRun({ id: current.id, record: current.config.record === true });
+      const conversation = { history, onHistory: (live: readonly TurnMessage[]) => observe(() => live) };
+      const startedAt = engine.clock.monotonic();
+      firstRunAt ??= startedAt;
+      const shift = startedAt - firstRunAt;
       try {
-        if (current.mode === 'pipeline') return await startEngine(session, current, engine, variables, signal, { media, voiceTools: tools });
-        if (this.deps.realtime) return await this.deps.realtime(session, current, variables, { media, voiceTools: tools, signal });
+        if (current.mode === 'pipeline') {
+          return shiftOutcome(await startEngine(session, current, engine, variables, signal, { media, voiceTools: tools, recording: sink, ...conversation }), shift);
+        }
+        if (this.deps.realtime) {
+          return shiftOutcome(await this.deps.realtime(session, current, variables, { media, voiceTools: tools, signal, recording: sink, ...conversation }), shift);
+        }
       } catch (err) {
         // The conductor logs it and hangs up; the caller hears why first.
         log.error({ err: (err as Error).message, assistantId: current.id }, 'call engine failed: apologising and hanging up');
@@ -183,7 +227,8 @@ export class CallRunner {
           }
         },
         vad: engine.vad,
-        summarize: llmSummarizer({ resolveModel: this.deps.postCall.resolveModel, logger: log }, () => heard.text()),
+        stt: (a) => assistantStt(a, engine),
+        summarize: llmSummarizer({ resolveModel: this.deps.postCall.resolveModel, logger: log }),
         ...this.deps.conductor,
       },
       session,
@@ -212,18 +257,27 @@ export class CallRunner {
     }
   }
 
-  private async finish(session: CallSession, assistant: AssistantRecord, outcome: EngineOutcome | undefined, log: Logger): Promise<void> {
+  private async finish(
+    session: CallSession,
+    assistant: AssistantRecord,
+    outcome: EngineOutcome | undefined,
+    log: Logger,
+    saved: SavedRecording | undefined,
+  ): Promise<void> {
     const { calls, postCall } = this.deps;
     const call = await calls.getById(session.recordId);
     if (!call) return;
     // The record's transcript keeps the latency parts; finishCall would store a shorter view.
     const patch: CallPatch = {};
     if (outcome) patch.transcript = recordTranscript(outcome.transcript);
-    const recording = storableRecordingPath(postCall.dataDir, outcome?.recording?.path);
+    const wavPath = saved?.recording ?? outcome?.recording?.path;
+    const recording = storableRecordingPath(postCall.dataDir, wavPath);
     if (recording) patch.recordingPath = recording;
-    patch.details = { ...(call.details ?? {}), ended_by: outcome?.endedBy ?? null };
+    // The tape has no column of its own: details.tape is its path under the data dir (GET /user/calls/{id}/tape).
+    const tape = storableRecordingPath(postCall.dataDir, saved?.tape);
+    patch.details = { ...(call.details ?? {}), ended_by: outcome?.endedBy ?? null, ...(tape ? { tape } : {}) };
     const updated = (await calls.update(call.id, patch)) ?? call;
-    const report = await finishAndMark(postCall, updated, assistant, outcome ? { turns: outcome.transcript } : null, outcome?.recording?.path);
+    const report = await finishAndMark(postCall, updated, assistant, outcome ? { turns: outcome.transcript } : null, wavPath);
     if (Object.keys(report.errors).length > 0) log.warn({ errors: report.errors }, 'post-call work incomplete; the sweeper retries');
   }
 }

@@ -1,13 +1,15 @@
 /**
  * The supervisor briefing of warm_call_transfer (src/call/control/warm-transfer.ts): an LLM
- * writes 2–3 plain sentences per the tool's `summary_instructions` from what was heard on the
- * call so far and the model's reason. The model is the assistant's own chat model, resolved as
- * for the post-call evaluation (`evaluationModel`). Failures (no model, timeout, provider error,
- * empty answer) throw: the conductor then falls back to the model's own summary.
+ * writes 2–3 plain sentences per the tool's `summary_instructions` from the call's transcript so
+ * far and the model's reason. The transcript is the conductor's conversation (every engine run of
+ * the call, pipeline and realtime alike). The model is the assistant's own chat model, resolved as
+ * for the post-call evaluation (`evaluationModel`); a multimodal or dualplex assistant without a
+ * chat model gets the engine's default. Failures (no model, timeout, provider error, empty answer)
+ * throw: the conductor then falls back to the model's own summary.
  */
-import type { ResolvedModel, TurnInput, TurnMessage, TurnResult } from '../../agent/types.ts';
+import type { ResolvedModel, TurnMessage } from '../../agent/types.ts';
 import type { AssistantRecord } from '../../store/repos/assistants.ts';
-import type { ConductorDeps } from '../control/conductor.ts';
+import type { BriefingRequest, ConductorDeps } from '../control/conductor.ts';
 import { DEFAULT_TEXTS } from '../../assistants/tools.ts';
 import { evaluationModel } from '../post-call/evaluation.ts';
 
@@ -46,15 +48,13 @@ export function historyText(history: readonly TurnMessage[]): string {
   return text.length > MAX_TRANSCRIPT_CHARS ? text.slice(-MAX_TRANSCRIPT_CHARS) : text;
 }
 
-/**
- * The conductor's `summarize`, bound to the call's transcript so far (`transcript()` is read when
- * the briefing is written).
- */
-export function llmSummarizer(deps: SummarizerDeps, transcript: () => string): Summarize {
-  return async (assistant: AssistantRecord, instructions: string, context: string, signal: AbortSignal): Promise<string> => {
+/** The conductor's `summarize`. */
+export function llmSummarizer(deps: SummarizerDeps): Summarize {
+  return async (assistant: AssistantRecord, brief: BriefingRequest, signal: AbortSignal): Promise<string> => {
     const model = evaluationModel(deps, assistant);
     if (!model) throw new Error('no language model is available for the briefing');
-    const heard = transcript().trim();
+    const { instructions, context } = brief;
+    const heard = historyText(brief.transcript);
     try {
       const result = await model.provider.complete({
         model: model.model,
@@ -73,25 +73,4 @@ export function llmSummarizer(deps: SummarizerDeps, transcript: () => string): S
       throw err;
     }
   };
-}
-
-/**
- * Keeps the latest conversation history an agent turn was asked with (one per call): wrap the
- * engine's agent with `agent` and read it back with `text()` when the briefing is written.
- */
-export class HeardHistory {
-  private history: readonly TurnMessage[] = [];
-
-  agent<A extends { runTurn(input: TurnInput): Promise<TurnResult> }>(inner: A): { runTurn(input: TurnInput): Promise<TurnResult> } {
-    return {
-      runTurn: (input) => {
-        this.history = [...input.history];
-        return inner.runTurn(input);
-      },
-    };
-  }
-
-  text(): string {
-    return historyText(this.history);
-  }
 }

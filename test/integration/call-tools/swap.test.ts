@@ -39,6 +39,14 @@ describe('assistant_transfer over SIP', () => {
       // The target's turn ran with the target's prompt and without the transfer tool.
       const last = w.llm.requests.at(-1)!;
       expect(String(last[0]?.content)).toContain('You are billing.');
+      // …in the same conversation: what was said before the swap, the handover line, then its own turn.
+      expect(last.slice(1).map((m) => [m.role, m.content])).toEqual([
+        ['assistant', 'Hello.'],
+        ['user', 'I need help.'],
+        ['assistant', 'Let me pass you to billing.'],
+        ...(greet ? [['assistant', 'Hi, this is billing.']] : []),
+        ['user', 'I need help.'],
+      ]);
       expect(call.dialog!.isEnded).toBe(false);
       expect((await w.details()).assistant_swaps).toMatchObject([{ to: s.target, greeting: greet }]);
       await call.hangup();

@@ -4,7 +4,8 @@ import { sleep, toneRatio, toneShare } from '../../support/test-phone-rtp.ts';
 import { acceptRefers, until, world, type World } from './world.ts';
 import { StandInLlm } from '../../../src/replay/stand-ins.ts';
 import { systemClock } from '../../../src/util/clock.ts';
-import { HeardHistory, llmSummarizer } from '../../../src/call/wiring/summarize.ts';
+import { llmSummarizer } from '../../../src/call/wiring/summarize.ts';
+import { ACCEPT_PROMPT } from '../../../src/call/control/supervisor.ts';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -72,6 +73,87 @@ describe('call_transfer over SIP', () => {
   });
 });
 
+describe('caller ID of the bridged leg (REFER refused)', () => {
+  const bridged = async (wd: World) => {
+    scriptTransfer(wd);
+    const call = await wd.call(); // the caller's dialog refuses REFER with 405
+    await until(() => wd.carrier.answered.length === 1, 4000, 'bridge leg answered');
+    await until(async () => (await wd.details()).transfer?.method === 'bridge', 4000, 'bridge recorded');
+    return call;
+  };
+
+  it("the customer's number is passed through: From and P-Asserted-Identity, with Diversion naming the trunk", async () => {
+    w = await world({ tools: [transferTool], callerUser: '+14155550142' });
+    const call = await bridged(w);
+    const invite = w.carrier.incoming[0]!.request;
+    expect(header(invite, 'from')).toMatch(/^<sip:\+14155550142@127\.0\.0\.1>;tag=/);
+    expect(header(invite, 'p-asserted-identity')).toBe('<sip:+14155550142@127.0.0.1>');
+    expect(header(invite, 'diversion')).toBe('<sip:+14155550100@127.0.0.1>;reason=unconditional;counter=1;privacy=off');
+    expect((await w.details()).transfer.caller_id).toEqual({ kind: 'customer', number: '+14155550142', diversion: '+14155550100' });
+    await call.hangup();
+  });
+
+  it("a carrier that refuses the passthrough (403) gets the same leg again with the trunk's own number", async () => {
+    w = await world({ tools: [transferTool], callerUser: '+14155550142' });
+    const carrier = w.carrier;
+    const answer = carrier.ua.onInvite!;
+    // A carrier that only lets its own numbers out: a diverted caller ID is refused.
+    carrier.ua.onInvite = (inc) => {
+      if (header(inc.request, 'diversion') === undefined) return answer(inc);
+      carrier.incoming.push(inc);
+      inc.reject(403);
+    };
+    const call = await bridged(w);
+    expect(carrier.incoming).toHaveLength(2);
+    const second = carrier.incoming[1]!.request;
+    expect(header(second, 'from')).toMatch(/^<sip:\+14155550100@127\.0\.0\.1>;tag=/);
+    expect(header(second, 'p-asserted-identity')).toBe('<sip:+14155550100@127.0.0.1>');
+    expect(header(second, 'diversion')).toBeUndefined();
+    expect((await w.details()).transfer.caller_id).toEqual({ kind: 'trunk', number: '+14155550100', passthrough_refused: 403 });
+    await call.hangup();
+  });
+
+  it('warm transfer with caller_id_mode customer_number: the supervisor sees the customer, the trunk diverts', async () => {
+    w = await world({ callerUser: '+14155550142' });
+    await w.h.ctx.store.db
+      .updateTable('assistants')
+      .set({
+        config: JSON.stringify({
+          initial_message: 'Hello.',
+          tools: [
+            {
+              type: 'warm_call_transfer',
+              data: { supervisor_phone: '+14155550777', outbound_phone_id: w.trunk.phoneNumberId, description: 'escalations', hold_message: 'Hold.', caller_id_mode: 'customer_number' },
+            },
+          ],
+        }),
+      })
+      .execute();
+    w.llm.queue.push({ content: 'One moment.', toolCalls: [{ name: 'warm_transfer_call', arguments: { reason: 'refund' } }] });
+    const call = await w.call();
+    await until(() => w!.carrier.answered.length === 1, 4000, 'supervisor answered');
+    const invite = w.carrier.incoming[0]!.request;
+    expect(header(invite, 'from')).toMatch(/^<sip:\+14155550142@127\.0\.0\.1>;tag=/);
+    expect(header(invite, 'p-asserted-identity')).toBe('<sip:+14155550142@127.0.0.1>');
+    expect(header(invite, 'diversion')).toBe('<sip:+14155550100@127.0.0.1>;reason=unconditional;counter=1;privacy=off');
+    await w.carrier.answered[0]!.rtp.sendDtmf('1');
+    await until(async () => (await w!.details()).transfer?.outcome === 'accepted', 6000, 'accepted');
+    expect((await w.details()).transfer.caller_id).toEqual({ kind: 'customer', number: '+14155550142', diversion: '+14155550100' });
+    await call.hangup();
+  });
+
+  it("an anonymous caller: the far peer sees the trunk's number, nothing diverted", async () => {
+    w = await world({ tools: [transferTool], callerUser: 'anonymous' });
+    const call = await bridged(w);
+    const invite = w.carrier.incoming[0]!.request;
+    expect(header(invite, 'from')).toMatch(/^<sip:\+14155550100@127\.0\.0\.1>;tag=/);
+    expect(header(invite, 'p-asserted-identity')).toBe('<sip:+14155550100@127.0.0.1>');
+    expect(header(invite, 'diversion')).toBeUndefined();
+    expect((await w.details()).transfer.caller_id).toEqual({ kind: 'trunk', number: '+14155550100' });
+    await call.hangup();
+  });
+});
+
 describe('warm_call_transfer over SIP', () => {
   const warm = (w: { trunk: { phoneNumberId: number } }) => ({
     type: 'warm_call_transfer',
@@ -82,8 +164,8 @@ describe('warm_call_transfer over SIP', () => {
     const summaries: string[] = [];
     const wd = await world({
       deps: {
-        summarize: async (_a, instructions, context) => {
-          summaries.push(instructions, context);
+        summarize: async (_a, brief) => {
+          summaries.push(brief.instructions, brief.context);
           return 'Ada wants a refund for order 42.';
         },
       },
@@ -102,10 +184,14 @@ describe('warm_call_transfer over SIP', () => {
     const call = await w.call();
     await until(() => w!.carrier.answered.length === 1, 4000, 'supervisor answered');
     const sup = w.carrier.answered[0]!;
-    // From carries the outbound number (caller_id_mode outbound_number).
+    // From and P-Asserted-Identity carry the outbound number (caller_id_mode outbound_number).
     expect(w.carrier.incoming[0]!.from).toContain('+14155550100');
-    await until(() => w!.tts.spoken.some((t) => t.includes('Ada wants a refund')), 4000, 'briefing');
-    expect(w.tts.spoken.find((t) => t.includes('Ada wants a refund'))).toContain('Press 1');
+    expect(header(w.carrier.incoming[0]!.request, 'p-asserted-identity')).toBe('<sip:+14155550100@127.0.0.1>');
+    expect(header(w.carrier.incoming[0]!.request, 'diversion')).toBeUndefined();
+    await until(() => w!.tts.spoken.includes(ACCEPT_PROMPT), 4000, 'briefing and question');
+    // Without an STT the question asks for keys only; it follows the briefing.
+    const spoken = w.tts.spoken;
+    expect(spoken.findIndex((t) => t.includes('Ada wants a refund'))).toBe(spoken.indexOf(ACCEPT_PROMPT) - 1);
     // Hold music after the short hold message: the chord's E (329.63 Hz), not the stand-in voice's 180 Hz.
     await sleep(300);
     const holdFrom = call.heard.length;
@@ -147,16 +233,11 @@ describe('warm_call_transfer over SIP', () => {
 
 describe('warm_call_transfer briefing written by the LLM summariser (src/call/wiring/summarize.ts)', () => {
   async function setup(summaryLlm: StandInLlm): Promise<World> {
-    // The call's heard history, as the call runner taps it from the engine's agent turns.
-    const heard = new HeardHistory();
-    await heard.agent({ runTurn: async () => ({}) as never }).runTurn({
-      history: [
-        { role: 'user', content: 'Hi, this is Ada Lovelace, order 42 arrived broken.' },
-        { role: 'assistant', content: 'I am sorry to hear that.' },
-        { role: 'user', content: 'I want my money back today.' },
-      ],
-    } as never);
-    const wd = await world({ deps: { summarize: llmSummarizer({ resolveModel: () => ({ provider: summaryLlm, model: 'summary' }) }, () => heard.text()) } });
+    // The call's conversation so far is what the engine run shows the conductor (world.ts).
+    const wd = await world({
+      callerLine: 'Hi, this is Ada Lovelace, order 42 arrived broken. I want my money back today.',
+      deps: { summarize: llmSummarizer({ resolveModel: () => ({ provider: summaryLlm, model: 'summary' }) }) },
+    });
     await wd.h.ctx.store.db
       .updateTable('assistants')
       .set({
@@ -184,9 +265,9 @@ describe('warm_call_transfer briefing written by the LLM summariser (src/call/wi
     expect(summaryLlm.requests).toHaveLength(1);
     const [system, user] = summaryLlm.requests[0]!;
     expect(system!.content).toContain('Mention the order number first.');
-    expect(user!.content).toContain('Caller: I want my money back today.');
+    expect(user!.content).toContain('Assistant: Hello.\nCaller: Hi, this is Ada Lovelace, order 42 arrived broken. I want my money back today.');
     expect(user!.content).toContain('Reason for the transfer: refund over policy limit');
-    const briefing = w.tts.spoken.find((t) => t.includes('Press 1'))!;
+    const briefing = w.tts.spoken[w.tts.spoken.indexOf(ACCEPT_PROMPT) - 1]!;
     expect(briefing).toContain('Order 42: Ada Lovelace got it broken and wants a refund today. A human must approve it.');
     expect(briefing).not.toContain('Model says');
     await call.hangup();
@@ -199,7 +280,7 @@ describe('warm_call_transfer briefing written by the LLM summariser (src/call/wi
     await until(() => w!.carrier.answered.length === 1, 4000, 'supervisor answered');
     await until(() => w!.tts.spoken.some((t) => t.includes('Press 1')), 4000, 'briefing');
     expect(summaryLlm.requests).toHaveLength(1);
-    expect(w.tts.spoken.find((t) => t.includes('Press 1'))).toContain('Model says: refund');
+    expect(w.tts.spoken[w.tts.spoken.indexOf(ACCEPT_PROMPT) - 1]).toContain('Model says: refund');
     await call.hangup();
   });
 });

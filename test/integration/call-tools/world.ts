@@ -4,7 +4,8 @@
  * supervisors are dialled there). The engine run is a small scripted stand-in for the cascade:
  * it greets, runs one agent turn of the real Agent against the in-process LLM stand-in (which
  * scripts the tool calls) with the call's voice tools, speaks the reply, and — like the cascade
- * does for an `ends` tool — closes its media once a tool ended the conversation.
+ * does for an `ends` tool — closes its media once a tool ended the conversation. Like the real
+ * engines it starts its history from the run's `history` and shows it to the conductor.
  */
 import { Agent } from '../../../src/agent/run-turn.ts';
 import type { TurnMessage } from '../../../src/agent/types.ts';
@@ -38,9 +39,20 @@ async function speak(media: CallMedia, tts: ToneTtsProvider, text: string, signa
   await media.outbound.writeStream(tts.synthesize(text, { voice: 'tone', signal }) as AsyncIterable<AudioFrame>, signal);
 }
 
-export async function world(opts: { tools?: unknown[]; config?: Record<string, unknown>; deps?: Partial<ConductorDeps>; options?: ConductorOptions } = {}): Promise<World> {
+export interface WorldOptions {
+  tools?: unknown[];
+  config?: Record<string, unknown>;
+  deps?: Partial<ConductorDeps>;
+  options?: ConductorOptions;
+  /** What the caller says before the scripted agent turn (default "I need help."). */
+  callerLine?: string;
+  /** The caller phone's SIP user (its From, hence the call record's number); default "caller". */
+  callerUser?: string;
+}
+
+export async function world(opts: WorldOptions = {}): Promise<World> {
   const h = await harness({ answerDelayMs: 0 });
-  const caller = await TestPhone.create({ userName: 'caller' });
+  const caller = await TestPhone.create({ userName: opts.callerUser ?? 'caller' });
   const carrier = await TestPhone.create({ userName: 'carrier' });
   const trunk = await h.trunk();
   trunk.live.spec.address = `127.0.0.1:${carrier.port}`;
@@ -49,13 +61,17 @@ export async function world(opts: { tools?: unknown[]; config?: Record<string, u
   const tts = new ToneTtsProvider(systemClock, { msPerChar: 20 });
   const agent = new Agent({ resolveModel: () => ({ provider: llm, model: 'stand-in' }), customTools: async () => [], searchKnowledge: async () => [] });
   const runs: World['runs'] = [];
-  const runner = async ({ media, assistant, tools, variables, signal }: EngineRun) => {
+  const runner = async ({ media, assistant, tools, variables, signal, history: before, observe }: EngineRun) => {
     runs.push({ assistantId: assistant.id, greeting: assistant.config.initial_message ?? '' });
-    const history: TurnMessage[] = [];
-    await speak(media, tts, assistant.config.initial_message ?? '', signal);
-    history.push({ role: 'user', content: 'I need help.' });
-    const res = await agent.runTurn({ assistant, history, variables: variables ?? null, channel: 'voice', extraTools: tools, signal });
+    const history: TurnMessage[] = [...before];
+    observe(() => history);
+    const greeting = assistant.config.initial_message ?? '';
+    await speak(media, tts, greeting, signal);
+    if (greeting) history.push({ role: 'assistant', content: greeting });
+    history.push({ role: 'user', content: opts.callerLine ?? 'I need help.' });
+    const res = await agent.runTurn({ assistant, history: [...history], variables: variables ?? null, channel: 'voice', extraTools: tools, signal });
     await speak(media, tts, res.reply, signal);
+    if (res.reply) history.push({ role: 'assistant', content: res.reply });
     if (res.ended) await media.close('local-hangup');
     for await (const _ of media.inbound) void _;
   };

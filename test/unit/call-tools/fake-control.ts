@@ -29,7 +29,7 @@ export class FakeControl implements CallControl {
     this.log.push({ op: 'transferWarm', args: [opts] });
     return this.warmResult;
   }
-  async swapAssistant(id: number, opts: { speakGreeting: boolean }) {
+  async swapAssistant(id: number, opts: { speakGreeting: boolean; announced?: string }) {
     this.log.push({ op: 'swapAssistant', args: [id, opts] });
   }
   async say(text: string) {

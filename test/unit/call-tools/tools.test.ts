@@ -191,7 +191,7 @@ describe('assistant_transfer', () => {
     expect(await get('transfer_to_assistant_42').run({}, undefined)).toEqual({ transferred: true, assistant_id: 42 });
     expect(control.log).toEqual([
       { op: 'say', args: ['One moment, passing you to our booking assistant.'] },
-      { op: 'swapAssistant', args: [42, { speakGreeting: true }] },
+      { op: 'swapAssistant', args: [42, { speakGreeting: true, announced: 'One moment, passing you to our booking assistant.' }] },
     ]);
   });
 

@@ -105,6 +105,48 @@ describe('voicemail classification on fixtures', () => {
     expect(c.evidence!.greetingMs).toBeLessThan(1500);
   });
 
+  it('a short recorded greeting then a pause: a person by its rhythm alone, a mailbox by its words', async () => {
+    // "Sam is not available." (1.65 s with its tail), 1 s of silence, then the beep at 3.15 s.
+    const pcm = vm('short-greeting-beep');
+    const rhythm = await classify(pcm);
+    expect(rhythm.c.verdict).toBe('person');
+    const speechEndMs = rhythm.c.evidence!.firstSpeechAtMs! + rhythm.c.evidence!.greetingMs;
+    expect(rhythm.c.evidence!.decidedAtMs).toBeLessThan(3150); // before the beep
+    // With STT: the interims and the final (300 ms after the words end) carry the phrase.
+    const words = await classify(pcm, {}, [
+      { atMs: 1000, text: 'Sam is', final: false },
+      { atMs: speechEndMs + 300, text: 'Sam is not available.', final: true },
+    ]);
+    expect(words.c.verdict).toBe('voicemail');
+    expect(words.c.evidence).toMatchObject({ rule: 'voicemail-phrase', transcript: 'Sam is not available.' });
+    expect(words.c.evidence!.phrases).toContain('is not available');
+    expect(words.actions.find((a) => a.type === 'leave-message')).toMatchObject({ after: 'beep' });
+  });
+
+  it('slow STT: with transcriptWaitMs the person verdict waits for the final that says mailbox', async () => {
+    const pcm = vm('short-greeting-beep');
+    const rhythm = await classify(pcm);
+    const speechEndMs = rhythm.c.evidence!.firstSpeechAtMs! + rhythm.c.evidence!.greetingMs;
+    // A segment-upload STT answers 900 ms after the words end: after the rhythm rule's 700 ms.
+    const late = [{ atMs: speechEndMs + 900, text: 'Sam is not available.', final: true }];
+    expect((await classify(pcm, {}, late)).c.verdict).toBe('person');
+    const waited = await classify(pcm, { transcriptWaitMs: 800 }, late);
+    expect(waited.c.evidence).toMatchObject({ rule: 'voicemail-phrase' });
+  });
+
+  it('the transcript wait is bounded: no final, the person verdict comes transcriptWaitMs later', async () => {
+    const pcm = vm('person-hello');
+    const quick = await classify(pcm);
+    const patient = await classify(pcm, { transcriptWaitMs: 800 });
+    expect(patient.c.verdict).toBe('person');
+    expect(patient.c.evidence!.decidedAtMs - quick.c.evidence!.decidedAtMs).toBeGreaterThanOrEqual(780);
+    expect(patient.c.evidence!.decidedAtMs - quick.c.evidence!.decidedAtMs).toBeLessThanOrEqual(820);
+    // A final for the greeting ends the wait at once.
+    const heard = await classify(pcm, { transcriptWaitMs: 800 }, [{ atMs: quick.c.evidence!.decidedAtMs - 200, text: 'Hello?', final: true }]);
+    expect(heard.c.evidence!.decidedAtMs).toBe(quick.c.evidence!.decidedAtMs);
+    expect(heard.c.evidence!.transcript).toBe('Hello?');
+  });
+
   it('an IVR menu: ivr by its phrases', async () => {
     const { c } = await classify(vm('ivr-menu'), {}, [
       { atMs: 2000, text: 'Thank you for calling Acme.', final: true },
@@ -196,6 +238,22 @@ describe('VoicemailClassifier rules (scripted events)', () => {
     expect(c.tick(30_000)).toEqual([{ type: 'leave-message', text: 'msg', atMs: 30_000, after: 'timeout' }]);
     expect(c.done).toBe(true);
     expect(c.tick(31_000)).toEqual([]);
+  });
+
+  it('transcriptUnavailable (STT failed) ends a person verdict\'s wait for words', () => {
+    const c = new VoicemailClassifier({ endCallOnVoicemail: true, voiceMailMessage: null, transcriptWaitMs: 800 });
+    c.onSpeech(start(300));
+    c.onSpeech(end(300, 900));
+    expect(c.tick(1600)).toEqual([]); // the 700 ms silence is met, the words are awaited
+    expect(c.transcriptUnavailable(1620)[0]).toMatchObject({ verdict: 'person', evidence: { rule: 'short-greeting', decidedAtMs: 1620 } });
+  });
+
+  it('the deadline ends the wait for words with the rhythm\'s verdict, not unknown', () => {
+    const c = new VoicemailClassifier({ endCallOnVoicemail: true, voiceMailMessage: null, transcriptWaitMs: 2000, deadlineMs: 2500 });
+    c.onSpeech(start(300));
+    c.onSpeech(end(300, 1000));
+    expect(c.tick(2480)).toEqual([]);
+    expect(c.tick(2500)[0]).toMatchObject({ verdict: 'person', evidence: { rule: 'short-greeting' } });
   });
 
   it('the verdict is final: a later beep after "person" changes nothing', () => {

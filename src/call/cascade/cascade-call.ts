@@ -12,7 +12,7 @@ import { SpeechDetector, type SpeechEvent } from '../../audio/vad/detector.ts';
 import type { CallMedia } from '../engine.ts';
 import { FillerPlanner, type FillerStep } from '../fillers.ts';
 import { InterruptionPolicy, type InterruptionStep } from '../interruption.ts';
-import { StereoRecorder } from '../recorder.ts';
+import { StereoRecorder, type RecordingSink } from '../recorder.ts';
 import { CallRules, type CallRulesStep } from '../rules.ts';
 import { classifyWithDeadline, TurnTaking, type EndOfTurnDecision, type TurnStep } from '../turn-taking.ts';
 import { Transcript, type AssistantTurnKind } from '../transcript.ts';
@@ -26,12 +26,17 @@ import { SpokenTurn, type TurnSource, type TurnVoice } from './spoken-turn.ts';
 import type { TimelineEvent } from './timeline.ts';
 import { TurnBook } from './turn-book.ts';
 import { WakeTimer } from '../wake-timer.ts';
+import { FRAME_MS } from '../../audio/frame.ts';
 import { untracked, type WorkTracker } from './work.ts';
+
+/** Caller audio per STT write (SttReader): 40 ms halves the recogniser's socket writes. */
+export const DEFAULT_STT_CHUNK_MS = 40;
 
 export class CascadeCall {
   readonly timeline: TimelineEvent[] = [];
   readonly transcript = new Transcript();
   readonly history: TurnMessage[] = [];
+  /** This run's own recording (`record` without a call-level one); saved by runCascade. */
   readonly recorder: StereoRecorder | undefined;
   endedBy: string | undefined;
   private readonly s: CascadeSettings;
@@ -53,6 +58,7 @@ export class CascadeCall {
   private lastSpeechEndMs = 0;
   private closing: Promise<void> | undefined;
   private readonly stt: SttReader;
+  private readonly sink: RecordingSink | undefined;
 
   constructor(
     private readonly media: CallMedia,
@@ -73,22 +79,34 @@ export class CascadeCall {
     this.interruption = new InterruptionPolicy(this.s.interruption);
     this.rules = new CallRules(this.s.rules);
     this.fillers = new FillerPlanner({ ...this.s.fillers, language: deps.language, random: deps.random });
-    this.recorder = this.s.record ? new StereoRecorder() : undefined;
+    this.recorder = this.s.record && !deps.recording ? new StereoRecorder() : undefined;
+    this.sink = deps.recording ?? this.recorder;
     this.book = new TurnBook(this.transcript, this.history, deps.metrics);
-    this.stt = new SttReader(deps.stt, deps.language, deps.clock, this.ctl.signal, {
-      now: () => this.now(),
-      onInterim: (text, at) => {
-        this.onTurnStep(this.turnTaking.transcriptUpdate(text, false, at));
-        this.onInterruption(this.interruption.transcriptUpdate(text, false, at));
+    // Call control: the conversation an earlier assistant of this call had, and a live view of ours.
+    if (deps.history) this.history.push(...deps.history);
+    deps.onHistory?.(this.history);
+    const sttChunkFrames = Math.max(1, Math.round((deps.sttChunkMs ?? DEFAULT_STT_CHUNK_MS) / FRAME_MS));
+    this.stt = new SttReader(
+      deps.stt,
+      deps.language,
+      deps.clock,
+      this.ctl.signal,
+      {
+        now: () => this.now(),
+        onInterim: (text, at) => {
+          this.onTurnStep(this.turnTaking.transcriptUpdate(text, false, at));
+          this.onInterruption(this.interruption.transcriptUpdate(text, false, at));
+        },
+        onAnyFinal: (text, at) => {
+          if (text) this.emit({ type: 'stt-final', atMs: at, text });
+          this.onInterruption(this.interruption.transcriptUpdate(text, true, at));
+        },
+        onFinal: (text, at) => this.onTurnStep(this.turnTaking.transcriptUpdate(text, true, at)),
+        onError: (message, retrying) => this.emit({ type: 'provider-error', atMs: this.now(), provider: 'stt', message, retrying }),
+        track: (p) => this.track(p),
       },
-      onAnyFinal: (text, at) => {
-        if (text) this.emit({ type: 'stt-final', atMs: at, text });
-        this.onInterruption(this.interruption.transcriptUpdate(text, true, at));
-      },
-      onFinal: (text, at) => this.onTurnStep(this.turnTaking.transcriptUpdate(text, true, at)),
-      onError: (message, retrying) => this.emit({ type: 'provider-error', atMs: this.now(), provider: 'stt', message, retrying }),
-      track: (p) => this.track(p),
-    });
+      sttChunkFrames,
+    );
   }
 
   /** ms since answer on the call clock. */
@@ -107,7 +125,7 @@ export class CascadeCall {
       now: () => this.now(),
       outbound: this.media.outbound,
       ambient,
-      recorder: this.recorder,
+      recorder: this.sink,
       leadFrames: d.leadFrames,
       events: {
         onStart: (turn, atMs) => this.onAudioStart(turn, atMs),
@@ -127,8 +145,8 @@ export class CascadeCall {
         vad,
         detector: new SpeechDetector(d.detector),
         denoise,
-        stt: () => this.stt.current,
-        recorder: this.recorder,
+        stt: this.stt,
+        recorder: this.sink,
         work: this.work,
         now: () => this.now(),
         signal: this.ctl.signal,

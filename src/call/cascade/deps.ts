@@ -4,11 +4,12 @@
  * Production builds it in `startEngine` (src/call/engine.ts); tests and the replay build it from
  * stand-ins on a virtual clock.
  */
-import type { AgentTool, TurnInput, TurnResult } from '../../agent/types.ts';
+import type { AgentTool, TurnInput, TurnMessage, TurnResult } from '../../agent/types.ts';
 import type { AmbientLibrary } from '../../audio/ambient.ts';
 import type { SpeechDetectorOptions } from '../../audio/vad/detector.ts';
 import type { SttProvider } from '../../providers/stt/types.ts';
 import type { Clock } from '../../util/clock.ts';
+import type { RecordingSink } from '../recorder.ts';
 import type { EndOfTurnClassifier } from '../turn-taking.ts';
 import type { DenoiseStreamLike, VadStreamLike } from './listener.ts';
 import type { CascadeMetrics } from './metrics.ts';
@@ -44,9 +45,16 @@ export interface CascadeDeps {
   metrics?: CascadeMetrics;
   /** Where to write the stereo recording when the assistant has `record` on. */
   recordingPath?: string;
+  /**
+   * The call's recording, kept across engine runs by the call runner (src/call/call-recording.ts);
+   * when given, the run writes into it instead of keeping (and saving) one of its own.
+   */
+  recording?: RecordingSink;
   random?: () => number;
   detector?: SpeechDetectorOptions;
   leadFrames?: number;
+  /** Caller audio per write to the STT stream, ms (whole frames; default DEFAULT_STT_CHUNK_MS, 40). */
+  sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
   /**
@@ -54,4 +62,9 @@ export interface CascadeDeps {
    * to the agent as extraTools; without them only the engine's own end_call is offered.
    */
   voiceTools?: AgentTool[];
+  // ---- call control (src/call/control): one conversation across assistant swaps ----
+  /** The conversation before this engine run (an earlier assistant of the same call): the agent sees it first. */
+  history?: readonly TurnMessage[];
+  /** Given the call's live history once, at start (read for a warm transfer's briefing and at a swap). */
+  onHistory?: (history: readonly TurnMessage[]) => void;
 }

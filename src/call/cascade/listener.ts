@@ -9,8 +9,7 @@
  */
 import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
 import type { SpeechDetector, SpeechEvent } from '../../audio/vad/detector.ts';
-import type { SttStream } from '../../providers/stt/types.ts';
-import type { StereoRecorder } from '../recorder.ts';
+import type { RecordingSink } from '../recorder.ts';
 import type { WorkTracker } from './work.ts';
 
 export interface VadStreamLike {
@@ -27,9 +26,9 @@ export interface ListenerOptions {
   vad: VadStreamLike;
   detector: SpeechDetector;
   denoise?: DenoiseStreamLike | undefined;
-  /** The current STT stream (it may be reopened after an error). */
-  stt: () => SttStream | undefined;
-  recorder?: StereoRecorder | undefined;
+  /** Where caller audio goes for transcription (the call's STT stream, through SttReader). */
+  stt: { write(frame: AudioFrame): void };
+  recorder?: RecordingSink | undefined;
   work: WorkTracker;
   /** ms since answer. */
   now: () => number;
@@ -48,7 +47,7 @@ export async function listen(o: ListenerOptions): Promise<void> {
     audioMs += frameMs;
     o.recorder?.caller(startMs, frame.samples);
     const clean = o.denoise ? o.denoise.process(frame) : frame;
-    o.stt()?.write(clean);
+    o.stt.write(clean);
     const probability = await o.work.track(o.vad.push(clean));
     if (o.signal.aborted) break;
     const events = o.detector.push(probability, startMs);

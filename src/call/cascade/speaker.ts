@@ -13,7 +13,7 @@ import { FrameGridTicker } from '../wake-timer.ts';
 import type { AmbientMixer } from '../../audio/mixer.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
 import type { Clock } from '../../util/clock.ts';
-import type { StereoRecorder } from '../recorder.ts';
+import type { RecordingSink } from '../recorder.ts';
 
 /** -12 dB while an overlap is undecided: audible, but no longer talking over the caller. */
 const DUCK_GAIN = 0.25;
@@ -34,7 +34,7 @@ export interface SpeakerOptions {
   outbound: OutboundAudio;
   events: SpeakerEvents;
   ambient?: AmbientMixer | undefined;
-  recorder?: StereoRecorder | undefined;
+  recorder?: RecordingSink | undefined;
   /** Frames kept queued ahead on the media: jitter margin vs. how much a barge-in must drop. */
   leadFrames?: number;
 }
@@ -67,24 +67,25 @@ export class Speaker {
   private current: Current | undefined;
   private ducked = false;
   private paused = false;
-  private readonly grid: FrameGridTicker;
+  /** The 20 ms pacing while there is something to pace (see `idle`); undefined while idle. */
+  private grid: FrameGridTicker | undefined;
   private stopped = false;
 
   constructor(options: SpeakerOptions) {
     this.o = options;
     this.leadMs = (options.leadFrames ?? 3) * FRAME_MS;
-    this.grid = new FrameGridTicker(options.clock, options.now, () => this.pump(), FRAME_MS);
   }
 
   /** Start the 20 ms pacing; the first tick writes the ambient lead, if any. */
   start(): void {
     this.writtenUntilMs = this.o.now();
-    this.grid.start();
+    this.wakeGrid();
   }
 
   stop(): void {
     this.stopped = true;
-    this.grid.stop();
+    this.grid?.stop();
+    this.grid = undefined;
   }
 
   get speaking(): boolean {
@@ -105,7 +106,8 @@ export class Speaker {
   push(turn: number, seg: number, samples: Int16Array): void {
     if (this.current?.turn !== turn || this.stopped) return;
     this.queue.push({ samples, turn, seg });
-    this.pump();
+    // Leaving idle: the grid's first tick pumps at once; otherwise pump now.
+    if (!this.wakeGrid()) this.pump();
   }
 
   /** No more audio will come for `turn`. Returns false when it never played anything. */
@@ -174,6 +176,32 @@ export class Speaker {
     this.pump();
   }
 
+  /**
+   * Nothing to pace: no bed, no turn, nothing queued or still playing. The grid then stops, so a
+   * call in which the assistant is silent costs no timer every 20 ms (most of a call, and one timer
+   * per call per frame otherwise); `push` (or `start` with a bed) wakes it again.
+   */
+  private get idle(): boolean {
+    return !this.o.ambient && !this.current && this.queue.length === 0 && this.written.length === 0;
+  }
+
+  /** Restarts the pacing if it was idle; true when it did (its first tick has just pumped). */
+  private wakeGrid(): boolean {
+    if (this.grid || this.stopped) return false;
+    const grid = new FrameGridTicker(this.o.clock, this.o.now, () => this.onGridTick(grid), FRAME_MS);
+    this.grid = grid;
+    grid.start();
+    return true;
+  }
+
+  private onGridTick(grid: FrameGridTicker): void {
+    this.pump();
+    if (this.grid === grid && this.idle) {
+      grid.stop();
+      this.grid = undefined;
+    }
+  }
+
   private pump(): void {
     if (this.stopped) return;
     const now = this.o.now();
@@ -208,9 +236,13 @@ export class Speaker {
       c.started = true;
       this.o.events.onStart(c.turn, this.writtenUntilMs);
     }
-    const out = new Int16Array(samples.length);
-    if (frame && this.ducked) for (let i = 0; i < samples.length; i++) out[i] = Math.round(samples[i]! * DUCK_GAIN);
-    else out.set(samples);
+    // Speech frames are ours (pushed once, never touched again by their producer) and nothing
+    // downstream writes into a frame, so one goes out as it is unless it has to change.
+    let out = samples;
+    if (frame && this.ducked) {
+      out = new Int16Array(samples.length);
+      for (let i = 0; i < samples.length; i++) out[i] = Math.round(samples[i]! * DUCK_GAIN);
+    } else if (this.o.ambient && frame) out = samples.slice();
     this.o.ambient?.mix(out, out);
     const playAtMs = this.writtenUntilMs;
     this.o.outbound.write({ samples: out, sampleRate: SAMPLE_RATE });

@@ -64,6 +64,30 @@ describe('Speaker', () => {
     expect(speaker.speaking).toBe(false);
   });
 
+  it('without a bed, keeps no timer while it has nothing to pace, and wakes on the next push', () => {
+    const { clock, out, events, speaker } = setup();
+    expect(clock.pendingCount).toBe(0);
+    speaker.open(1);
+    for (let i = 1; i <= 3; i++) speaker.push(1, 0, frame(i));
+    speaker.finish(1);
+    expect(clock.pendingCount).toBe(1);
+    clock.advance(100);
+    expect(events).toEqual(['start 1@0', 'end 1@60']);
+    expect(clock.pendingCount).toBe(0);
+    // 27 ms after the last tick: the next reply starts at once, then paces on the 20 ms grid.
+    clock.advance(27);
+    speaker.open(2);
+    for (let i = 1; i <= 5; i++) speaker.push(2, 0, frame(10 + i));
+    speaker.finish(2);
+    expect(out.writes.slice(3).map((w) => w.atMs)).toEqual([127, 127, 127]);
+    clock.advance(120);
+    expect(out.writes.slice(3).map((w) => [w.atMs, w.frame.samples[0]])).toEqual([
+      [127, 11], [127, 12], [127, 13], [140, 14], [160, 15],
+    ]);
+    expect(events.slice(2)).toEqual(['start 2@127', 'end 2@227']);
+    expect(clock.pendingCount).toBe(0);
+  });
+
   it('interrupt drops what has not played and reports the played ms', () => {
     const { clock, out, events, speaker } = setup();
     speaker.open(1);

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import type { AudioFrame } from '../../../src/audio/frame.ts';
+import { SttReader } from '../../../src/call/cascade/stt-reader.ts';
+import { EventQueue } from '../../../src/providers/stt/event-queue.ts';
+import type { SttEvent, SttProvider, SttStream } from '../../../src/providers/stt/types.ts';
+import { ManualClock } from '../../../src/util/clock.ts';
+
+class RecordingStream implements SttStream {
+  readonly log: string[] = [];
+  readonly writes: AudioFrame[] = [];
+  private readonly events = new EventQueue<SttEvent>();
+  write(frame: AudioFrame): void {
+    this.writes.push(frame);
+    this.log.push(`write ${frame.samples.length}:${[...new Set(frame.samples)].join(',')}`);
+  }
+  finalize(): void {
+    this.log.push('finalize');
+  }
+  async close(): Promise<void> {
+    this.log.push('close');
+    this.events.end();
+  }
+  [Symbol.asyncIterator](): AsyncIterator<SttEvent> {
+    return this.events[Symbol.asyncIterator]();
+  }
+}
+
+function reader(chunkFrames: number) {
+  const stream = new RecordingStream();
+  const provider: SttProvider = { label: 'test', capabilities: { interim: true, streaming: true }, open: () => stream };
+  const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, track: () => {} };
+  const r = new SttReader(provider, 'en-US', new ManualClock(0), new AbortController().signal, hooks, chunkFrames);
+  r.open();
+  return { r, stream };
+}
+
+const frame = (v: number): AudioFrame => ({ samples: new Int16Array(320).fill(v), sampleRate: 16000 });
+
+describe('SttReader audio chunks', () => {
+  it('hands frames on one by one with a chunk of one frame', () => {
+    const { r, stream } = reader(1);
+    const f = frame(1);
+    r.write(f);
+    expect(stream.writes[0]).toBe(f);
+  });
+
+  it('sends two frames per write, in order, each chunk a fresh array', () => {
+    const { r, stream } = reader(2);
+    for (let i = 1; i <= 4; i++) r.write(frame(i));
+    expect(stream.log).toEqual(['write 640:1,2', 'write 640:3,4']);
+    expect(stream.writes[0]!.samples).not.toBe(stream.writes[1]!.samples);
+    expect(stream.writes[0]!.samples.subarray(318, 322)).toEqual(Int16Array.of(1, 1, 2, 2));
+  });
+
+  it('sends a held frame before finalize and before close', async () => {
+    const { r, stream } = reader(2);
+    r.write(frame(1));
+    expect(stream.log).toEqual([]);
+    r.finalize();
+    r.write(frame(2));
+    await r.close();
+    expect(stream.log).toEqual(['write 320:1', 'finalize', 'write 320:2', 'close']);
+  });
+
+  it('a frame of another shape closes the chunk in progress', () => {
+    const { r, stream } = reader(2);
+    r.write(frame(1));
+    r.write({ samples: new Int16Array(160).fill(5), sampleRate: 16000 });
+    r.write({ samples: new Int16Array(160).fill(6), sampleRate: 16000 });
+    expect(stream.log).toEqual(['write 320:1', 'write 320:5,6']);
+  });
+});

@@ -1,71 +1,173 @@
 /**
- * CPU per call of the pipeline engine (issue 4 goal: under 0.6% of one core): a minute-long
- * scripted conversation (greeting, three questions, a backchannel, silences, re-engagement
- * rules running) through the real cascade — Silero VAD, RNNoise when enabled, turn-taking,
- * interruption policy, speaker pacing, transcript — on VirtualMedia and a manual clock, with the
- * in-process stand-in providers (src/replay/stand-ins.ts). Real time is not needed for a CPU
- * figure, so the call runs as fast as the CPU allows and the process CPU time it used is divided
- * by the call's length.
+ * CPU per call of pipeline calls (issue 4 goal: VAD + denoiser + pipeline under 0.6 % of a core),
+ * at the concurrency production runs them: `--calls` (100) calls up at once in the real engine
+ * process (lib/voice-world.ts: engine child, provider stand-ins in their own process, loopback
+ * SIP/RTP), so Silero batches across calls as it does in production.
  *
- * Not included: the media stack (RTP, G.711, jitter buffer, pacing timers), which the `calls`
- * benchmark measures per call on real sockets; the two add up.
+ *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 4]
+ *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--quiet-wait S]
  *
- *   node --import tsx bench/engine-cpu.ts [--calls 3] [--json]
+ * Each call talks the whole time: the question fixture every 0.3–1.5 s after the assistant's
+ * reply ends, room tone in between (lib/conversation.ts). Phases, each on fresh calls:
+ *   pipeline     the assistant as shipped: denoiser on (enable_noise_cancellation defaults to true)
+ *   no-denoise   the same with enable_noise_cancellation false
+ *   echo         the `echo` diagnostics number with the same callers: the media stack alone
+ *                (SIP, RTP, jitter buffer, G.711, 8 ↔ 16 kHz), for the "pipeline share"
+ * Per phase, over `--window` s once every call is up and `--settle` s have passed:
+ *   engine CPU    process.cpuUsage() delta in the engine (every thread) ÷ wall ÷ calls up
+ *   per thread    /proc/<pid>/task/*: the event-loop thread ('main'), the VAD worker and others
+ *   waiting       the event-loop thread's runnable-but-not-running time (schedstat): other work
+ *                 on the machine (including the bench's own stand-ins and phones) delaying it
+ * pipeline share = pipeline − echo, per call: what the voice session adds on top of a call.
  */
-import os from 'node:os';
-import { Denoiser } from '../src/audio/denoise.ts';
-import { runCall, say } from '../test/integration/cascade/harness.ts';
+import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { num, parseArgs, sleep, watchdog } from './lib/cli.ts';
+import { loadavg, machineInfo, systemBusyPct, systemCpu, threadSchedMs, threadsCpuMs, waitForQuiet } from './lib/machine.ts';
+import { converse, startVoiceWorld, updateAssistants, type ConversationResult, type VoiceWorld } from './lib/voice-world.ts';
 
-const args = process.argv.slice(2);
-const calls = Number(args[args.indexOf('--calls') + 1] ?? 3) || 3;
-const CALL_MS = 60_000;
+type Phase = 'pipeline' | 'no-denoise' | 'echo';
 
-const script = {
-  items: [
-    say('utt-opening-hours', 4_000),
-    say('utt-book-table', 14_000),
-    say('bc-mm-hmm', 21_000),
-    say('utt-cancel', 30_000),
-    say('utt-yes', 45_000),
-  ],
-  hangUpAtMs: CALL_MS,
-};
-
-async function measure(denoise: boolean): Promise<{ cpuPct: number; wallMs: number; turns: number }> {
-  const denoiser = denoise ? await Denoiser.load() : undefined;
-  // One warm-up call: ONNX and wasm compile, JIT.
-  await runCall({ script, config: { enable_noise_cancellation: denoise }, deps: denoiser ? { denoiser } : {} });
-  const cpu0 = process.cpuUsage();
-  const wall0 = performance.now();
-  let turns = 0;
-  for (let i = 0; i < calls; i++) {
-    const run = await runCall({ script, config: { enable_noise_cancellation: denoise }, deps: denoiser ? { denoiser } : {} });
-    turns += run.result.transcript.filter((t) => t.kind === 'reply').length;
-  }
-  const cpu = process.cpuUsage(cpu0);
-  const cpuMs = (cpu.user + cpu.system) / 1000;
-  return { cpuPct: (cpuMs / (calls * CALL_MS)) * 100, wallMs: performance.now() - wall0, turns };
+interface Snapshot {
+  cpuUs: number;
+  hrMs: number;
+  threads: Map<string, number>;
+  sched: { runMs: number; waitMs: number } | undefined;
+  standInsMs: number | undefined;
+  eldP99: number;
+  sys: ReturnType<typeof systemCpu>;
 }
 
-const started = Date.now();
-const without = await measure(false);
-const withDenoise = await measure(true);
-const out = {
-  bench: 'engine-cpu',
-  date: new Date().toISOString(),
-  machine: { cpu: os.cpus()[0]?.model, cores: os.availableParallelism(), node: process.version },
-  calls,
-  call_s: CALL_MS / 1000,
-  pipeline_vad_pct_of_core: round(without.cpuPct),
-  pipeline_vad_denoiser_pct_of_core: round(withDenoise.cpuPct),
-  denoiser_share_pct_of_core: round(withDenoise.cpuPct - without.cpuPct),
-  replies_per_call: without.turns / calls,
-  speedup_vs_real_time: round((calls * CALL_MS) / without.wallMs),
-  goal_pct: 0.6,
-  total_s: round((Date.now() - started) / 1000),
-};
-console.log(JSON.stringify(out, null, 2));
+async function snapshot(w: VoiceWorld): Promise<Snapshot> {
+  const s = await w.engine.stats();
+  return {
+    cpuUs: s.cpuUs.user + s.cpuUs.system,
+    hrMs: s.hrMs,
+    threads: threadsCpuMs(w.engine.pid),
+    sched: threadSchedMs(w.engine.pid),
+    standInsMs: w.standIns.procCpuMs(),
+    eldP99: s.eld.p99,
+    sys: systemCpu(),
+  };
+}
 
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: number; settleS: number; rampCps: number }): Promise<Record<string, unknown>> {
+  if (name !== 'echo') await updateAssistants(w, { enable_noise_cancellation: name === 'pipeline' });
+  let stop = false;
+  let up = 0;
+  let done = 0;
+  const plan = {
+    turns: 10_000,
+    stop: () => stop,
+    pauseMs: [300, 1500] as [number, number],
+    quietMs: 700,
+    replyTimeoutMs: 15_000,
+    ...(name === 'echo' ? { number: 'echo', greeting: false } : {}),
+  };
+  const running: Promise<ConversationResult>[] = Array.from({ length: calls }, (_, i) =>
+    sleep((i * 1000) / o.rampCps).then(() => converse(w, w.carriers[i % w.carriers.length]!, plan, () => up++).finally(() => done++)),
+  );
+  const deadline = Date.now() + (calls / o.rampCps) * 1000 + 20_000;
+  while (up + done < calls && Date.now() < deadline) await sleep(200);
+  await sleep(o.settleS * 1000);
+  await w.engine.request('reset');
+  const load0 = loadavg();
+  const a = await snapshot(w);
+  const upAtStart = up - done;
+  await sleep(o.windowS * 1000);
+  const b = await snapshot(w);
+  const upAtEnd = up - done;
+  stop = true;
+  const results = await Promise.all(running);
+  const mean = (upAtStart + upAtEnd) / 2;
+  const wall = b.hrMs - a.hrMs;
+  const perCall = (ms: number) => r3((ms / wall / mean) * 100);
+  const threads: Record<string, number> = {};
+  for (const [t, ms] of b.threads) threads[t] = perCall(ms - (a.threads.get(t) ?? 0));
+  const failed = results.filter((r) => r.error);
+  const out: Record<string, unknown> = {
+    phase: name,
+    calls_up: [upAtStart, upAtEnd],
+    calls_failed: failed.length,
+    failures: [...new Set(failed.map((r) => r.error))].slice(0, 3),
+    replies_per_call_per_minute: r3(results.reduce((s, r) => s + r.answered, 0) / calls / ((results[0] ? results[0].endedAt - results[0].startedAt : wall) / 60_000)),
+    window_s: r3(wall / 1000),
+    engine_pct_of_one_core: r3(((b.cpuUs - a.cpuUs) / 1000 / wall) * 100),
+    per_call_pct_of_core: perCall((b.cpuUs - a.cpuUs) / 1000),
+    per_call_by_thread_pct_of_core: threads,
+    main_thread_on_cpu_pct: a.sched && b.sched ? r3(((b.sched.runMs - a.sched.runMs) / wall) * 100) : undefined,
+    main_thread_waiting_pct: a.sched && b.sched ? r3(((b.sched.waitMs - a.sched.waitMs) / wall) * 100) : undefined,
+    engine_eld_p99_ms: r3(b.eldP99),
+    stand_ins_pct_of_one_core: a.standInsMs !== undefined && b.standInsMs !== undefined ? r3(((b.standInsMs - a.standInsMs) / wall) * 100) : undefined,
+    machine_busy_pct: r3(systemBusyPct(a.sys, b.sys)),
+    loadavg_before: load0,
+    loadavg_after: loadavg(),
+  };
+  await sleep(2000); // calls torn down, records written
+  return out;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  const calls = num(args, 'calls', 100, 1, 300);
+  const windowS = num(args, 'window', 20, 3, 120);
+  const settleS = num(args, 'settle', 4, 0, 60);
+  const rampCps = num(args, 'ramp-cps', 10, 1, 200);
+  const phases = (args.get('phases') ?? 'pipeline,no-denoise,echo').split(',') as Phase[];
+  for (const p of phases) if (!['pipeline', 'no-denoise', 'echo'].includes(p)) throw new Error(`unknown phase ${p}`);
+  const quietWait = num(args, 'quiet-wait', 0, 0, 600);
+  const jsonPath = args.get('json');
+  const profDir = args.get('cpu-prof');
+  const budgetMs = 570_000;
+  watchdog(budgetMs + quietWait * 1000, 'engine-cpu');
+  const machine = machineInfo();
+  if (quietWait > 0) console.error(`machine ${Math.round(await waitForQuiet(quietWait))} % busy at start`);
+  const w = await startVoiceWorld({ maxCalls: calls, turns: false, lifetimeMs: budgetMs + 20_000, ...(profDir ? { cpuProfDir: profDir } : {}) });
+  const out: Record<string, unknown> = { bench: 'engine-cpu', machine, calls, args: Object.fromEntries(args) };
+  const results: Record<string, any>[] = [];
+  out.phases = results;
+  try {
+    await converse(w, w.carriers[0]!, { turns: 2, pauseMs: [300, 300], quietMs: 700, replyTimeoutMs: 15_000 }); // warm-up
+    for (const p of phases) {
+      const r = await phase(w, p, calls, { windowS, settleS, rampCps });
+      results.push(r);
+      console.error(JSON.stringify(r));
+    }
+  } finally {
+    await w.close();
+  }
+  const by = (p: Phase) => results.find((r) => r.phase === p);
+  const pipe = by('pipeline');
+  const echo = by('echo');
+  const noDn = by('no-denoise');
+  if (pipe && echo) out.pipeline_share_per_call_pct_of_core = r3(pipe.per_call_pct_of_core - echo.per_call_pct_of_core);
+  if (pipe && noDn) out.denoiser_per_call_pct_of_core = r3(pipe.per_call_pct_of_core - noDn.per_call_pct_of_core);
+  out.goal_pct = 0.6;
+  if (jsonPath) writeFileSync(jsonPath, JSON.stringify(out, null, 2));
+  console.log(`\nengine-cpu  ${machine.date}  ${machine.cpuModel} × ${machine.cores}  node ${machine.node}  ${calls} calls`);
+  for (const r of results) {
+    const t = Object.entries(r.per_call_by_thread_pct_of_core as Record<string, number>)
+      .filter(([, v]) => v >= 0.005)
+      .sort((x, y) => y[1] - x[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    console.log(
+      `${String(r.phase).padEnd(11)} ${r.per_call_pct_of_core} % of a core per call (engine ${r.engine_pct_of_one_core} % of a core, ${r.calls_up.join('→')} calls up, ${r.calls_failed} failed)` +
+        `  main thread on CPU ${r.main_thread_on_cpu_pct} %, waiting ${r.main_thread_waiting_pct} %, ELD p99 ${r.engine_eld_p99_ms} ms; load ${r.loadavg_before.join(' ')} → ${r.loadavg_after.join(' ')}\n            by thread: ${t}`,
+    );
+  }
+  if (out.pipeline_share_per_call_pct_of_core !== undefined) console.log(`pipeline share (pipeline − echo): ${out.pipeline_share_per_call_pct_of_core} % of a core per call (goal < 0.6)`);
+  if (out.denoiser_per_call_pct_of_core !== undefined) console.log(`denoiser (pipeline − no-denoise): ${out.denoiser_per_call_pct_of_core} % of a core per call`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -19,17 +19,24 @@ const BENCHES: Record<string, Bench> = {
   'calls-vad': { file: 'calls.ts', args: ['--vad'], limitS: 180, what: 'the same with a Silero VAD stream fed every inbound frame of every call' },
   setup: { file: 'setup-rate.ts', args: [], limitS: 180, what: 'call setup rate (INVITE → 200 → ACK → 1 s media → BYE), latency and failures' },
   'vad-micro': { file: 'vad.ts', args: [], limitS: 180, what: 'in-process CPU per 20 ms frame of Silero VAD and RNNoise (no sockets)' },
-  // Issue 4's benchmarks (their own files; see each file's header for options). Not in the default run.
+  // Issue 4's benchmarks (their own files; see each file's header for options). Not in the default
+  // run; `voice` runs the three in turn.
   denoise: { file: 'denoise.ts', args: [], limitS: 600, what: '(issue 4) CPU per frame of the denoiser backends and VAD' },
-  'engine-cpu': { file: 'engine-cpu.ts', args: [], limitS: 600, what: '(issue 4) CPU per call of the cascade pipeline on a manual clock' },
-  'engine-latency': { file: 'engine-latency.ts', args: [], limitS: 600, what: '(issue 4) engine-added latency per turn and barge-in over SIP/RTP' },
+  'engine-cpu': { file: 'engine-cpu.ts', args: [], limitS: 600, what: '(issue 4) CPU per call of 100 pipeline calls (engine, stand-ins and phones in 3 processes)' },
+  'engine-latency': { file: 'engine-latency.ts', args: [], limitS: 600, what: '(issue 4) engine-added latency per turn at 1 and 100 calls, and barge-in, over SIP/RTP' },
+  realtime: { file: 'realtime.ts', args: [], limitS: 600, what: '(issue 6) realtime calls: first model audio delta → first RTP packet, CPU per call; μ-law pass-through vs PCM' },
 };
 const DEFAULT = ['calls', 'calls-vad', 'setup', 'vad-micro'];
+/** Named groups: `npm run bench -- voice` is issue 4's figures in one command (about 9 minutes). */
+const GROUPS: Record<string, string[]> = { voice: ['engine-latency', 'engine-cpu', 'denoise'] };
 
 function usage(): void {
   console.log(`usage: npm run bench [-- <name> [options]]
 
   (no name)       runs ${DEFAULT.join(', ')} one after the other
+${Object.entries(GROUPS)
+  .map(([name, g]) => `  ${name.padEnd(14)}  runs ${g.join(', ')} one after the other`)
+  .join('\n')}
 ${Object.entries(BENCHES)
   .map(([name, b]) => `  ${name.padEnd(14)}  ${b.what}`)
   .join('\n')}
@@ -39,7 +46,10 @@ options (passed to the benchmark):
   setup:            --rates 50,100,150  --duration 20  --hold 1000  --carriers 2  --all  --json FILE  --leak-check S  --cpu-prof DIR
   both:             --quiet-wait S (wait up to S s for the machine to be under 25 % busy first)
   vad-micro:        positional: [calls=150] [seconds=10]
-  denoise, engine-cpu, engine-latency: see the header of bench/<name>.ts`);
+  engine-latency:   --levels 1,100  --turns 4  --turns-single 12  --barge 10  --ramp-cps 10  --llm-ms 0  --tts-ms 0  --json FILE  --cpu-prof DIR  --quiet-wait S
+  engine-cpu:       --calls 100  --window 20  --settle 4  --phases pipeline,no-denoise,echo  --ramp-cps 10  --json FILE  --cpu-prof DIR  --quiet-wait S
+  voice:            the options above go to engine-latency and engine-cpu alike (use --json only with one of them)
+  denoise, realtime: see the header of bench/<name>.ts`);
 }
 
 function run(name: string, extra: string[]): Promise<number> {
@@ -72,6 +82,10 @@ const [name, ...extra] = process.argv.slice(2);
 const exists = (n: string) => existsSync(fileURLToPath(new URL(`./${BENCHES[n]!.file}`, import.meta.url)));
 if (name === '--help' || name === '-h' || name === 'help') {
   usage();
+} else if (name !== undefined && GROUPS[name]) {
+  let failed = 0;
+  for (const n of GROUPS[name]!) if ((await run(n, n === 'denoise' ? [] : extra)) !== 0) failed++;
+  process.exitCode = failed ? 1 : 0;
 } else if (name === undefined) {
   let failed = 0;
   for (const n of DEFAULT) if ((await run(n, [])) !== 0) failed++;

@@ -10,6 +10,8 @@
  *   outgoing PCMU RTP packet (one WeakMap lookup, one `performance.now()` and a histogram bin
  *   per packet) to measure the engine's own outbound frame-interval error, before the load
  *   generator's event loop can blur it;
+ * - optionally (`turns`), lib/turn-probe.ts: per-turn timestamps of pipeline calls (decision,
+ *   provider requests, first reply frame, first audible RTP packet) on the machine-wide clock;
  * - optionally (`vad`), a stand-in CallEngine for assistant calls: the diagnostics echo plus one
  *   Silero VAD stream per call fed every inbound frame (awaited per frame, as the cascade's
  *   listener does). It is plugged in at the seam the session issue uses (`CallEnv.engine`).
@@ -28,11 +30,14 @@ import type { AudioFrame } from '../../src/audio/frame.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import { Histogram } from './stats.ts';
+import { installTurnProbe } from './turn-probe.ts';
 
 export interface ChildOptions {
   accounts: number;
   vad: boolean;
   probe: boolean;
+  /** Per-turn timestamps of pipeline calls (lib/turn-probe.ts), read with the `turns` op. */
+  turns?: boolean;
   /** Hard stop: the child exits on its own after this long whatever happens. */
   lifetimeMs: number;
 }
@@ -85,6 +90,8 @@ const sendInterval = new Histogram(1000, 0.01);
 
 const config = loadConfig();
 if (opts.probe) installSendProbe(config.rtp.portMin, config.rtp.portMax);
+// Before startEngine: the openai client picks up globalThis.fetch when it is constructed.
+const turnProbe = opts.turns ? installTurnProbe(config.rtp.portMin, config.rtp.portMax) : undefined;
 
 let vadStats: (() => { runs: number; windows: number }) | undefined;
 let vadErrors = 0;
@@ -92,6 +99,7 @@ let vadStreams = 0;
 
 const engine: Engine = await startEngine(config);
 eld.enable();
+turnProbe?.attach(engine.sip.env as CallEnv);
 
 const accounts: Array<{ id: number; key: string }> = [];
 for (let i = 0; i < opts.accounts; i++) {
@@ -150,6 +158,9 @@ async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknow
       return null;
     case 'stats':
       return stats();
+    case 'turns':
+      if (!turnProbe) throw new Error('engine started without the turn probe');
+      return turnProbe.drain();
     case 'memory': {
       // Full GC first (node --expose-gc), so heapUsed counts live objects only.
       (globalThis as { gc?: () => void }).gc?.();

@@ -20,6 +20,10 @@ export interface EngineProcOptions {
   accounts: number;
   vad?: boolean;
   probe?: boolean;
+  /** Per-turn timestamps of pipeline calls (lib/turn-probe.ts). */
+  turns?: boolean;
+  /** More environment for the engine (provider URLs and keys). */
+  env?: Record<string, string>;
   rtpPortMin?: number;
   rtpPortMax?: number;
   lifetimeMs?: number;
@@ -104,6 +108,7 @@ export async function spawnEngine(o: EngineProcOptions): Promise<EngineProc> {
     accounts: o.accounts,
     vad: o.vad ?? false,
     probe: o.probe ?? true,
+    turns: o.turns ?? false,
     lifetimeMs: o.lifetimeMs ?? 300_000,
   };
   const env: NodeJS.ProcessEnv = {
@@ -119,10 +124,11 @@ export async function spawnEngine(o: EngineProcOptions): Promise<EngineProc> {
     RTP_PORT_MIN: String(o.rtpPortMin ?? 40_000),
     RTP_PORT_MAX: String(o.rtpPortMax ?? 41_999),
     LOG_LEVEL: o.logLevel ?? 'warn',
+    ...o.env,
   };
   const child = fork(CHILD, [JSON.stringify(childOpts)], {
     cwd: REPO,
-    execArgv: ['--import', 'tsx', '--expose-gc', ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [])],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env['BENCH_ENGINE_NODE_FLAGS'] ?? '').split(' ').filter(Boolean), ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [])],
     env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'json',

@@ -59,6 +59,10 @@ export class MediaLeg {
   received = 0;
   /** Packets received whose payload is not PCMU digital silence (our own speech echoed back). */
   audible = 0;
+  /** Replaces the looped fixtures with a script of its own (lib/conversation.ts). */
+  source: (() => Buffer) | undefined;
+  /** Every PCMU payload received (after the 12-byte header), as it arrives. */
+  onAudio: ((payload: Buffer) => void) | undefined;
   private seq = (Math.random() * 0xffff) | 0;
   private ts = (Math.random() * 0xffffffff) >>> 0;
   private readonly ssrc = (Math.random() * 0xffffffff) >>> 0;
@@ -123,8 +127,12 @@ export class MediaLeg {
 
   sendOne(): void {
     if (!this.active) return;
-    const payload = this.gen.payloads[this.cursor]!;
-    this.cursor = (this.cursor + 1) % this.gen.payloads.length;
+    let payload: Buffer;
+    if (this.source) payload = this.source();
+    else {
+      payload = this.gen.payloads[this.cursor]!;
+      this.cursor = (this.cursor + 1) % this.gen.payloads.length;
+    }
     const b = Buffer.allocUnsafe(12 + payload.length);
     b[0] = 0x80;
     b[1] = this.sent === 0 ? 0x80 : 0x00;
@@ -141,6 +149,7 @@ export class MediaLeg {
   private onPacket(msg: Buffer, now: number): void {
     if (msg.length < 12 || (msg[0]! & 0xc0) !== 0x80 || (msg[1]! & 0x7f) !== 0) return;
     this.received++;
+    this.onAudio?.(msg.subarray(12));
     const seq = msg.readUInt16BE(2);
     const ts = msg.readUInt32BE(4);
     // Extended sequence number (RFC 3550 A.1, simplified: no reordering on loopback).
@@ -286,8 +295,10 @@ export class LoadGen {
   }
 
   /** INVITE → 200 (ACK sent by the UA) → media running. Never throws: the status says how it went. */
-  async place(carrier: Carrier, target: string, timeoutMs = 10_000): Promise<PlacedCall> {
+  async place(carrier: Carrier, target: string, timeoutMs = 10_000, prepare?: (leg: MediaLeg) => void): Promise<PlacedCall> {
     const leg = await this.openLeg(carrier.host);
+    // Before any packet can go out: a scripted caller takes over the leg's payloads here.
+    prepare?.(leg);
     const call: PlacedCall = { carrier, leg, dialog: undefined, setupMs: NaN, status: 0, endedEarly: undefined };
     const t0 = performance.now();
     const invite = carrier.ua.invite(target, leg.sdp());
@@ -374,9 +385,9 @@ export class LoadGen {
 export async function provisionCarriers(
   engine: { httpUrl: string; accounts: Array<{ id: number; key: string }>; request: (op: string, args?: Record<string, unknown>) => Promise<unknown> },
   count: number,
-  opts: { assistant?: boolean } = {},
-): Promise<Array<Carrier & { number: string; accountId: number }>> {
-  const out: Array<Carrier & { number: string; accountId: number }> = [];
+  opts: { assistant?: boolean; pipeline?: Record<string, unknown> } = {},
+): Promise<Array<Carrier & { number: string; accountId: number; apiKey: string; assistantId?: number }>> {
+  const out: Array<Carrier & { number: string; accountId: number; apiKey: string; assistantId?: number }> = [];
   for (let k = 0; k < count; k++) {
     const account = engine.accounts[k];
     if (!account) throw new Error(`engine has no account ${k + 1}`);
@@ -401,7 +412,19 @@ export async function provisionCarriers(
     const body = (await res.json()) as { data?: { phone_number_id: number } };
     if (res.status !== 201 || !body.data) throw new Error(`trunk for ${host}: ${res.status} ${JSON.stringify(body)}`);
     if (opts.assistant) await engine.request('assistant', { accountId: account.id, phoneNumberId: body.data.phone_number_id });
-    out.push({ ...(await LoadGen.carrier(host)), number, accountId: account.id });
+    let assistantId: number | undefined;
+    if (opts.pipeline) {
+      // A pipeline assistant made the way a user makes one (POST /user/assistant), on this number.
+      const a = await fetch(`${engine.httpUrl}/api/user/assistant`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'inbound', mode: 'pipeline', phone_number_id: body.data.phone_number_id, ...opts.pipeline }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (a.status !== 201) throw new Error(`assistant for ${host}: ${a.status} ${await a.text()}`);
+      assistantId = ((await a.json()) as { data: { id: number } }).data.id;
+    }
+    out.push({ ...(await LoadGen.carrier(host)), number, accountId: account.id, apiKey: account.key, ...(assistantId !== undefined ? { assistantId } : {}) });
   }
   return out;
 }

@@ -4,7 +4,7 @@
  * say how much of the CPU went to the engine, to the load generator and to everything else.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 
 export interface MachineInfo {
@@ -129,4 +129,31 @@ export async function waitForQuiet(maxS: number, busyPct = 25): Promise<number> 
     if (busy < busyPct) return busy;
   } while (Date.now() < until);
   return busy;
+}
+
+/**
+ * CPU of every thread of a process from /proc/<pid>/task/<tid>/stat, summed by thread name
+ * (`node` is the event loop; V8 platform workers, libuv's pool, worker_threads and native
+ * libraries' pools have names of their own), in ms. Names repeated by several threads add up.
+ */
+export function threadsCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        // Node names none of its threads (V8's platform workers, libuv's pool, worker_threads).
+        const name = tid === String(pid) ? 'main' : comm === 'node' ? 'other threads' : comm;
+        const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = ((Number(rest[11]) + Number(rest[12])) * 1000) / ticksPerSecond();
+        out.set(name, (out.get(name) ?? 0) + ms);
+      } catch {
+        // thread gone
+      }
+    }
+  } catch {
+    // process gone
+  }
+  return out;
 }

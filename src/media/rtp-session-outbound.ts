@@ -18,7 +18,7 @@
  * heard a gap), but the stream must not stay behind real time: the skipped time is owed as
  * "lag" and paid back by dropping quiet frames (pauses) from the queue as they come up; lag
  * beyond `maxLagMs` (default 200 ms) is hopelessly late and dropped at once from the head of the
- * queue. An empty queue owes nothing. So a real-time writer (an echo, a bridge) returns to its
+ * queue. An empty queue owes nothing, at the stall or after it. So a real-time writer (an echo, a bridge) returns to its
  * pre-stall delay at the next pause, and a writer that queues far ahead loses nothing to a stall
  * shorter than `maxLagMs`.
  *
@@ -364,6 +364,9 @@ export class OutboundPath implements OutboundAudio {
     this.timestamp = (this.timestamp + slots * this.transcoder.ticksPerPacket) >>> 0;
     this.marker = true;
     this.emptySlots = 0;
+    // Only a stream that had audio waiting is behind: a line idle through the stall owes
+    // nothing, or the next reply written after it would lose its start to the debt.
+    if (this.queue.length === 0) return;
     this.lag = Math.min(this.lag + Math.round((slots * this.media.ptimeMs) / FRAME_MS), this.maxQueued);
   }
 

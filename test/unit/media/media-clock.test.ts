@@ -105,6 +105,22 @@ describe.each([
     out.close();
   });
 
+  it('a stall while the line is idle owes nothing: the reply written after it keeps its start', () => {
+    const { manual, stall, sent, out } = setup();
+    manual.advance(60);
+    stall(300);
+    manual.advance(400); // the stalled timer fires at 400: slots skipped with nothing queued
+    expect(out.tickerStats.skippedSlots).toBeGreaterThan(10);
+    const before = sent.length;
+    // A reply starting with a quiet onset, as synthesized speech does, written right after.
+    for (let i = 0; i < 30; i++) out.write(i < 5 ? quiet() : tone());
+    manual.advance(30 * 20);
+    expect(out.counters.lateFramesDropped).toBe(0);
+    const reply = sent.slice(before);
+    expect(reply.filter(loud)).toHaveLength(25);
+    out.close();
+  });
+
   it('drops what is hopelessly late (beyond maxLagMs) even without a pause', () => {
     const { manual, clock, stall } = stallingClock();
     const out = new OutboundPath(media, { clock, ticker, send: () => undefined, initialTimestamp: 0, maxLagMs: 100 });

@@ -12,21 +12,10 @@ import { OutboundTranscoder } from '../../../src/media/codecs/transcode.ts';
 import { MediaScheduler, createTicker, type TickerFactory } from '../../../src/media/media-clock.ts';
 import { OutboundPath, type OutboundPacket } from '../../../src/media/rtp-session-outbound.ts';
 import { DeadlineTicker } from '../../../src/media/rtp-session-ticker.ts';
-import type { NegotiatedMedia } from '../../../src/media/sdp-negotiate.ts';
 import { ManualClock, type Clock } from '../../../src/util/clock.ts';
+import { pcmuMedia } from '../../support/negotiated-media.ts';
 
-const media: NegotiatedMedia = {
-  remote: { address: '192.0.2.1', port: 4000, rtcpPort: 4001 },
-  codec: pcmu,
-  payloadType: 0,
-  receiveCodecs: new Map([[0, pcmu]]),
-  dtmfPayloadType: 101,
-  dtmfClockRate: 8000,
-  ptimeMs: 20,
-  direction: 'sendrecv',
-  remoteHold: false,
-  mediaIndex: 0,
-};
+const media = pcmuMedia();
 
 const tone = (level = 8000): AudioFrame => ({ samples: new Int16Array(320).map((_, i) => (i % 16 < 8 ? level : -level)), sampleRate: 16_000 });
 const quiet = (): AudioFrame => ({ samples: new Int16Array(320).fill(3), sampleRate: 16_000 });

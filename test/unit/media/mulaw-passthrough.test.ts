@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
 import { alaw, ulaw } from '../../../src/media/codecs/g711.ts';
 import { pcma } from '../../../src/media/codecs/pcma.ts';
-import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { mulawOf } from '../../../src/media/media-types.ts';
 import { serializeRtp, parseRtp, type RtpPacket } from '../../../src/media/rtp-packet.ts';
 import { InboundPath } from '../../../src/media/rtp-session-inbound.ts';
@@ -16,20 +15,9 @@ import { OutboundPath, type OutboundPacket } from '../../../src/media/rtp-sessio
 import { DropOldestQueue } from '../../../src/media/rtp-session-queue.ts';
 import type { NegotiatedMedia } from '../../../src/media/sdp-negotiate.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
+import { pcmuMedia } from '../../support/negotiated-media.ts';
 
-const media = (over: Partial<NegotiatedMedia> = {}): NegotiatedMedia => ({
-  remote: { address: '192.0.2.1', port: 4000, rtcpPort: 4001 },
-  codec: pcmu,
-  payloadType: 0,
-  receiveCodecs: new Map([[0, pcmu]]),
-  dtmfPayloadType: 101,
-  dtmfClockRate: 8000,
-  ptimeMs: 20,
-  direction: 'sendrecv',
-  remoteHold: false,
-  mediaIndex: 0,
-  ...over,
-});
+const media = pcmuMedia;
 
 /** 20 ms of a loud μ-law pattern, distinct per `n` (never μ-law silence). */
 function payload(n: number): Uint8Array {

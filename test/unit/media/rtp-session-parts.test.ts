@@ -1,7 +1,6 @@
 /** The session's socket-free parts on a ManualClock: queue, ticker, outbound slots, inbound playout. */
 import { describe, expect, it } from 'vitest';
 import { rms } from '../../../src/audio/frame.ts';
-import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { ulaw } from '../../../src/media/codecs/g711.ts';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
 import { serializeRtp, parseRtp, type RtpPacket } from '../../../src/media/rtp-packet.ts';
@@ -11,20 +10,9 @@ import { DropOldestQueue } from '../../../src/media/rtp-session-queue.ts';
 import { DeadlineTicker } from '../../../src/media/rtp-session-ticker.ts';
 import type { NegotiatedMedia } from '../../../src/media/sdp-negotiate.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
+import { pcmuMedia } from '../../support/negotiated-media.ts';
 
-const media = (over: Partial<NegotiatedMedia> = {}): NegotiatedMedia => ({
-  remote: { address: '192.0.2.1', port: 4000, rtcpPort: 4001 },
-  codec: pcmu,
-  payloadType: 0,
-  receiveCodecs: new Map([[0, pcmu]]),
-  dtmfPayloadType: 101,
-  dtmfClockRate: 8000,
-  ptimeMs: 20,
-  direction: 'sendrecv',
-  remoteHold: false,
-  mediaIndex: 0,
-  ...over,
-});
+const media = pcmuMedia;
 
 const tone = (level = 8000): AudioFrame => ({ samples: new Int16Array(320).map((_, i) => (i % 16 < 8 ? level : -level)), sampleRate: 16_000 });
 

@@ -7,24 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { Player } from '../../../src/call/realtime/player.ts';
 import { StereoRecorder } from '../../../src/call/recorder.ts';
-import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { OutboundPath, type OutboundPacket } from '../../../src/media/rtp-session-outbound.ts';
 import type { OutboundAudio } from '../../../src/media/media-types.ts';
-import type { NegotiatedMedia } from '../../../src/media/sdp-negotiate.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
+import { pcmuMedia } from '../../support/negotiated-media.ts';
 
-const MEDIA: NegotiatedMedia = {
-  remote: { address: '192.0.2.1', port: 4000, rtcpPort: 4001 },
-  codec: pcmu,
-  payloadType: 0,
-  receiveCodecs: new Map([[0, pcmu]]),
-  dtmfPayloadType: 101,
-  dtmfClockRate: 8000,
-  ptimeMs: 20,
-  direction: 'sendrecv',
-  remoteHold: false,
-  mediaIndex: 0,
-};
+const MEDIA = pcmuMedia();
 
 /** A model payload: loud, and numbered in its first byte so packets can be traced back. */
 const payload = (n: number): Uint8Array => Uint8Array.from({ length: 160 }, (_, i) => (i === 0 ? n : 0x20 + (i % 64)));

@@ -147,9 +147,16 @@ export function pcmFromBytes(bytes: Uint8Array): Int16Array {
   return out;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** Samples → little-endian PCM16 bytes (a copy, so the frame stays owned by its producer). */
 export function pcmToBytes(samples: Int16Array): Buffer {
   const out = Buffer.allocUnsafe(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i]!, i * 2);
+  if (LITTLE_ENDIAN) {
+    // The samples' own bytes are already little-endian PCM16: one copy.
+    out.set(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
+  } else {
+    for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i]!, i * 2);
+  }
   return out;
 }

@@ -48,6 +48,15 @@ describe('frame constants and helpers', () => {
     const shifted = Buffer.concat([Buffer.from([9]), bytes]).subarray(1);
     expect([...pcmFromBytes(shifted)]).toEqual([...pcm]);
   });
+
+  it('writes exactly the samples of a view into a larger buffer, little-endian, as a copy', () => {
+    const backing = Int16Array.from([111, 0x0102, -2, 222]);
+    const view = backing.subarray(1, 3);
+    const bytes = pcmToBytes(view);
+    expect([...bytes]).toEqual([0x02, 0x01, 0xfe, 0xff]);
+    backing[1] = 0;
+    expect(bytes[0]).toBe(0x02);
+  });
 });
 
 describe('FrameChunker', () => {

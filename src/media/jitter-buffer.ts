@@ -42,12 +42,14 @@ export interface JitterPacket {
   sequenceNumber: number;
   timestamp: number;
   payload: Uint8Array;
+  /** Carried through to the output (a stream may mix payload types on one clock). */
+  payloadType?: number;
 }
 
 export type PushResult = 'queued' | 'resync' | 'late' | 'duplicate';
 
 export type JitterOutput =
-  | { kind: 'frame'; payload: Uint8Array; sequenceNumber: number; timestamp: number; ssrc: number }
+  | { kind: 'frame'; payload: Uint8Array; sequenceNumber: number; timestamp: number; ssrc: number; payloadType?: number }
   /** A frame belongs here but is missing: conceal. `next` is the following payload when already
    * buffered, for codecs with in-band FEC (Opus LBRR) to recover this frame from. */
   | { kind: 'lost'; timestamp: number; next?: Uint8Array }
@@ -183,7 +185,7 @@ export class JitterBuffer {
     const tail = this.drain.shift();
     if (tail) {
       this.counters.played++;
-      return { kind: 'frame', payload: tail.payload, sequenceNumber: tail.sequenceNumber, timestamp: tail.timestamp, ssrc: tail.ssrc };
+      return { kind: 'frame', payload: tail.payload, sequenceNumber: tail.sequenceNumber, timestamp: tail.timestamp, ssrc: tail.ssrc, payloadType: tail.payloadType };
     }
     if (!this.started) {
       const first = this.earliest();
@@ -234,8 +236,8 @@ export class JitterBuffer {
     this.concealRun = 0;
     this.lastDelayMs = this.delayOf(entry.extTs, nowMs);
     this.counters.played++;
-    const { payload, sequenceNumber, timestamp, ssrc } = entry.packet;
-    return { kind: 'frame', payload, sequenceNumber, timestamp, ssrc };
+    const { payload, sequenceNumber, timestamp, ssrc, payloadType } = entry.packet;
+    return { kind: 'frame', payload, sequenceNumber, timestamp, ssrc, payloadType };
   }
 
   /** Forget everything (e.g. the call was put on hold and the stream will restart). */

@@ -66,11 +66,11 @@ export class InboundPath {
   private frameMs: number;
   private dtmf: DtmfReceiver;
   private readonly decoders = new Map<number, InboundTranscoder>();
-  /** Which payload type each buffered payload came with (the jitter buffer only keeps bytes). */
-  private payloadTypes = new WeakMap<Uint8Array, number>();
   private lastDecoder: InboundTranscoder | undefined;
   private readonly pending: AudioFrame[] = [];
-  private lastAudio: { seq: number; ts: number } | undefined;
+  /** Sequence number (-1: none yet) and timestamp of the last audio packet, for watchPtime. */
+  private lastAudioSeq = -1;
+  private lastAudioTs = 0;
   private oddPtime = { ticks: 0, run: 0 };
   private lastMediaMs: number;
   /** PCMU calls: the μ-law bytes behind each frame, for pass-through (mulaw-passthrough.ts). */
@@ -160,7 +160,6 @@ export class InboundPath {
       return;
     }
     this.watchPtime(packet);
-    this.payloadTypes.set(packet.payload, pt);
     this.jitter.push(packet, nowMs);
   }
 
@@ -175,7 +174,7 @@ export class InboundPath {
       const out = this.jitter.pull(nowMs);
       if (out.kind === 'empty') break;
       if (out.kind === 'frame') {
-        const decoder = this.decoderFor(this.payloadTypes.get(out.payload) ?? this.media.payloadType);
+        const decoder = this.decoderFor(out.payloadType ?? this.media.payloadType);
         this.lastDecoder = decoder;
         raw?.payload(out.payload, decoder?.codec);
         if (decoder) this.pending.push(...safeDecode(decoder, out.payload));
@@ -244,10 +243,13 @@ export class InboundPath {
    * buffer for it (a brief re-buffer, once) rather than have every packet look like a gap.
    */
   private watchPtime(packet: RtpPacket): void {
-    const prev = this.lastAudio;
-    this.lastAudio = { seq: packet.sequenceNumber, ts: packet.timestamp };
-    if (!prev || packet.sequenceNumber !== ((prev.seq + 1) & 0xffff)) return;
-    const ticks = (packet.timestamp - prev.ts) | 0;
+    // Two numbers, not an object per packet: this runs 50 times a second per call.
+    const prevSeq = this.lastAudioSeq;
+    const prevTs = this.lastAudioTs;
+    this.lastAudioSeq = packet.sequenceNumber;
+    this.lastAudioTs = packet.timestamp;
+    if (prevSeq < 0 || packet.sequenceNumber !== ((prevSeq + 1) & 0xffff)) return;
+    const ticks = (packet.timestamp - prevTs) | 0;
     const ms = (ticks * 1000) / this.media.codec.clockRate;
     if (ticks <= 0 || Math.abs(ms - this.frameMs) < 1 || ms > 120 || ms % 2.5 !== 0) {
       this.oddPtime.run = 0;
@@ -264,7 +266,6 @@ export class InboundPath {
     this.carried.dropped += j.overflow + j.shrunk;
     this.frameMs = frameMs;
     this.oddPtime = { ticks: 0, run: 0 };
-    this.payloadTypes = new WeakMap();
     this.jitter = new JitterBuffer({ clockRate: this.media.codec.clockRate, frameMs });
   }
 }

@@ -163,4 +163,20 @@ describe('μ-law pass-through, inbound', () => {
     const pcma8 = await run({ codec: pcma, payloadType: 8, receiveCodecs: new Map([[8, pcma]]) }, [packet(1, payload(1), 8), packet(2, payload(2), 8)], 6);
     expect(pcma8.every((f) => mulawOf(f) === undefined)).toBe(true);
   });
+
+  it('decodes each buffered packet with its own payload type when PCMU and PCMA share the stream', async () => {
+    const mulawLoud = new Uint8Array(160).fill(0x80); // μ-law full scale
+    const alawQuiet = new Uint8Array(160).fill(0xd5); // A-law near zero (but loud read as μ-law)
+    const both = new Map([
+      [0, pcmuMedia().codec],
+      [8, pcma],
+    ]);
+    const frames = await run({ receiveCodecs: both }, [packet(1, mulawLoud, 0), packet(2, alawQuiet, 8), packet(3, mulawLoud, 0), packet(4, alawQuiet, 8)], 8);
+    const level = (f: AudioFrame) => Math.sqrt(f.samples.reduce((a, x) => a + x * x, 0) / f.samples.length);
+    const played = frames.map(level).filter((l) => l > 0);
+    // Loud, quiet, loud, quiet: had the A-law bytes gone through the μ-law decoder they would be loud.
+    expect(ulaw.decode(alawQuiet)[0]! ** 2).toBeGreaterThan(100 ** 2);
+    expect(alaw.decode(alawQuiet)[0]! ** 2).toBeLessThan(16 ** 2);
+    expect(played.slice(0, 4).map((l) => l > 1000)).toEqual([true, false, true, false]);
+  });
 });

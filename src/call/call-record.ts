@@ -6,7 +6,7 @@
  * (writing a row per probe would let a scanner fill the database).
  */
 import type { RtpSessionStats } from '../media/media-types.ts';
-import type { CallsRepo, NewCall } from '../store/repos/calls.ts';
+import type { Call, CallsRepo, NewCall } from '../store/repos/calls.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EndCause } from './call-session.ts';
 
@@ -15,6 +15,12 @@ export interface EndInfo {
   cause: EndCause;
   stats: RtpSessionStats | undefined;
   dtmf: ReadonlyArray<{ digit: string; durationMs: number; atMs: number }>;
+}
+
+/** The call tape's path under the data dir (kept in `details.tape` by the call runner), if recorded. */
+export function tapePathOf(c: Pick<Call, 'details'>): string | undefined {
+  const tape = c.details?.tape;
+  return typeof tape === 'string' && tape.length > 0 ? tape : undefined;
 }
 
 /** Final status of a call from how it ended. */

@@ -7,6 +7,7 @@ import type { Call } from '../../store/repos/calls.ts';
 import { iso } from '../../store/json.ts';
 import { toDollars } from '../../util/money.ts';
 import { NotFoundError } from '../../util/errors.ts';
+import { tapePathOf } from '../../call/call-record.ts';
 
 /** Call records (read side). Placing a call (POST /user/calls) arrives with the SIP layer. */
 
@@ -16,12 +17,6 @@ const listQuery = z.object({
   assistant_id: z.coerce.number().int().positive().optional(),
   campaign_id: z.coerce.number().int().positive().optional(),
 });
-
-/** The call tape's path under the data dir (kept in `details.tape` by the call runner), if recorded. */
-function tapeOf(c: Call): string | undefined {
-  const tape = c.details?.tape;
-  return typeof tape === 'string' && tape.length > 0 ? tape : undefined;
-}
 
 /** A file the call record names, relative to the data directory; never anything outside it. */
 function dataFile(dataDir: string, relative: string | null | undefined): string | undefined {
@@ -56,7 +51,7 @@ export function presentCall(c: Call, publicUrl: string) {
     evaluation: c.evaluation,
     variables: c.variables,
     recording_url: c.recordingPath ? `${publicUrl}/api/user/calls/${c.id}/recording` : null,
-    tape_url: tapeOf(c) ? `${publicUrl}/api/user/calls/${c.id}/tape` : null,
+    tape_url: tapePathOf(c) ? `${publicUrl}/api/user/calls/${c.id}/tape` : null,
     cost: toDollars(c.costMicros),
   };
 }
@@ -113,7 +108,7 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     async handler({ params, accountId, reply }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
-      const file = dataFile(ctx.config.dataDir, call ? tapeOf(call) : undefined);
+      const file = dataFile(ctx.config.dataDir, call ? tapePathOf(call) : undefined);
       if (!file) throw new NotFoundError('Call tape');
       return reply.header('Content-Type', 'application/json').send(fs.createReadStream(file));
     },

@@ -10,6 +10,7 @@ import type { AssistantRecord } from '../../store/repos/assistants.ts';
 import type { Call } from '../../store/repos/calls.ts';
 import { iso } from '../../store/json.ts';
 import { toDollars } from '../../util/money.ts';
+import { tapePathOf } from '../call-record.ts';
 import { billableMinutes } from './billing.ts';
 import type { PostCallDeps, PostCallTranscript } from './types.ts';
 
@@ -63,6 +64,8 @@ export interface CallCompletedInput {
   evaluation: Record<string, unknown> | null;
   /** Null unless include_recording_in_webhook and a recording exists. */
   recordingUrl: string | null;
+  /** The call tape (kept with the recording), under the same condition. */
+  tapeUrl: string | null;
 }
 
 /** `data` of the `call.completed` event. */
@@ -93,12 +96,18 @@ export function callCompletedData(input: CallCompletedInput): Record<string, unk
     transcript: input.transcript,
     evaluation: input.evaluation,
     recording_url: input.recordingUrl,
+    tape_url: input.tapeUrl,
   };
 }
 
 export function recordingUrl(deps: Pick<PostCallDeps, 'publicUrl'>, assistant: AssistantRecord, call: Call): string | null {
   if (!assistant.config.include_recording_in_webhook || !call.recordingPath) return null;
   return `${deps.publicUrl}/api/user/calls/${call.id}/recording`;
+}
+
+export function tapeUrl(deps: Pick<PostCallDeps, 'publicUrl'>, assistant: AssistantRecord, call: Call): string | null {
+  if (!assistant.config.include_recording_in_webhook || !tapePathOf(call)) return null;
+  return `${deps.publicUrl}/api/user/calls/${call.id}/tape`;
 }
 
 /** The marker in `details` that says this call's event is already in the outbox. */
@@ -123,6 +132,7 @@ export async function sendCallWebhook(
     transcript,
     evaluation: call.evaluation,
     recordingUrl: recordingUrl(deps, assistant, call),
+    tapeUrl: tapeUrl(deps, assistant, call),
   });
   const outboxId = await deps.events.publish(call.accountId, decision.url, 'call.completed', data);
   // Re-read details: the call layer may have added evidence since `call` was loaded.

@@ -63,6 +63,8 @@ describe('which calls send the post-call webhook', () => {
     await finish(withRec, c, `${w.dataDir}/recordings/${c.uuid}.wav`); // never written
     const urls = (await events()).map((e) => e.body.data.recording_url);
     expect(urls).toEqual([`${PUBLIC_URL}/api/user/calls/${a.id}/recording`, null, null]);
+    // No tape on these records (the call runner puts its path in details.tape): no tape_url.
+    expect((await events()).map((e) => e.body.data.tape_url)).toEqual([null, null, null]);
     // The URL works: the record points at the file, and the route serves it.
     const res = await w.t.app.inject({ method: 'GET', url: `/api/user/calls/${a.id}/recording`, headers: { authorization: `Bearer ${w.account.key}` } });
     expect(res.statusCode).toBe(200);
@@ -112,6 +114,7 @@ describe('the call.completed event', () => {
         ],
         evaluation: { party_size: 4, booked: true, caller_name: 'Ann' },
         recording_url: `${PUBLIC_URL}/api/user/calls/${call.id}/recording`,
+        tape_url: null,
       },
     });
   });
@@ -173,5 +176,23 @@ describe('the call.completed event', () => {
     // Finishing the call again after the restart enqueues nothing new.
     await finishCall({ ...w.deps }, { callRecord: call, assistant: asst, transcript: TRANSCRIPT, recordingPath: undefined });
     expect(await events()).toHaveLength(1);
+  });
+});
+
+describe('tape_url', () => {
+  it('names the call tape with the recording, under include_recording_in_webhook', async () => {
+    const withRec = await w.assistant({ post_call_evaluation: false, record: true });
+    const noRec = await w.assistant({ post_call_evaluation: false, record: true, include_recording_in_webhook: false });
+    const taped = async (asst: AssistantRecord) => {
+      const call = await w.call(asst, 5_000);
+      await w.t.ctx.repos.calls.update(call.id, { details: { tape: `recordings/${call.uuid}.tape.json` } });
+      const fresh = (await w.t.ctx.repos.calls.getById(call.id))!;
+      await finish(asst, fresh, w.recording(fresh));
+      return fresh;
+    };
+    const a = await taped(withRec);
+    await taped(noRec);
+    const tapes = (await events()).map((e) => e.body.data.tape_url);
+    expect(tapes).toEqual([`${PUBLIC_URL}/api/user/calls/${a.id}/tape`, null]);
   });
 });

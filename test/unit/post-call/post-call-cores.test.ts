@@ -185,7 +185,7 @@ describe('payload pieces', () => {
       sipCallId: 'x', inviteAt: T0, answerAt: T0 + 5_000, endAt: T0 + 66_400, quality: null, transcript: null, evaluation: null,
       recordingPath: null, variables: { name: 'Ann' }, campaignId: 3, leadId: 4, costMicros: 200_000, details: null,
     } satisfies Call;
-    const data = callCompletedData({ call, assistant: assistant(), transcript: [], evaluation: { score: 1 }, recordingUrl: null });
+    const data = callCompletedData({ call, assistant: assistant(), transcript: [], evaluation: { score: 1 }, recordingUrl: null, tapeUrl: null });
     expect(data).toEqual({
       call: {
         id: 5, uuid: 'u-5', direction: 'outbound', from_number: '+15550001111', to_number: '+15550002222', status: 'completed',
@@ -197,6 +197,7 @@ describe('payload pieces', () => {
       transcript: [],
       evaluation: { score: 1 },
       recording_url: null,
+      tape_url: null,
     });
   });
 

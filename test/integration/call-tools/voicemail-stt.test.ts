@@ -8,16 +8,14 @@
  * a beep. Its rhythm is a person's (a short phrase, then a wait); only its words are a mailbox's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resample } from '../../../src/audio/resample.ts';
 import { SileroVad } from '../../../src/audio/vad/silero.ts';
 import type { AssistantStt } from '../../../src/call/control/transcriber.ts';
 import { DeepgramStt } from '../../../src/providers/stt/deepgram.ts';
 import { OpenAiStt } from '../../../src/providers/stt/openai-stt.ts';
 import { DeepgramStandIn, type DeepgramStandInOptions } from '../../support/deepgram-stand-in.ts';
 import { OpenAiAudioStandIn } from '../../support/openai-audio-stand-in.ts';
-import type { PhoneCall } from '../../support/test-phone.ts';
 import { loadFixture } from '../../unit/vad/fixture-audio.ts';
-import { until, world } from './world.ts';
+import { firstLoudMs, play, until, world } from './world.ts';
 
 let vad: SileroVad;
 beforeAll(async () => {
@@ -26,23 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await vad.close();
 });
-
-function play(call: PhoneCall, pcm16k: Int16Array): void {
-  const pcm = resample(pcm16k, 16000, 8000);
-  let at = 0;
-  call.rtp.play(() => {
-    if (at >= pcm.length) return undefined;
-    const out = new Int16Array(160);
-    out.set(pcm.subarray(at, at + 160));
-    at += 160;
-    return out;
-  });
-}
-
-const firstLoudMs = (heard: number[]) => {
-  const i = heard.findIndex((s) => Math.abs(s) > 2000);
-  return i < 0 ? undefined : i / 8;
-};
 
 async function outbound(fixture: string, stt: AssistantStt | undefined, config: Record<string, unknown> = {}) {
   const w = await world({ deps: { vad, ...(stt ? { stt: () => stt } : {}) } });

@@ -5,11 +5,9 @@
  * plays ~5–12 s of real-time audio).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resample } from '../../../src/audio/resample.ts';
 import { SileroVad } from '../../../src/audio/vad/silero.ts';
 import { loadFixture } from '../../unit/vad/fixture-audio.ts';
-import type { PhoneCall } from '../../support/test-phone.ts';
-import { until, world } from './world.ts';
+import { firstLoudMs, play, until, world } from './world.ts';
 
 let vad: SileroVad;
 beforeAll(async () => {
@@ -18,24 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await vad.close();
 });
-
-function play(call: PhoneCall, pcm16k: Int16Array): void {
-  const pcm = resample(pcm16k, 16000, 8000);
-  let at = 0;
-  call.rtp.play(() => {
-    if (at >= pcm.length) return undefined;
-    const out = new Int16Array(160);
-    out.set(pcm.subarray(at, at + 160));
-    at += 160;
-    return out;
-  });
-}
-
-/** ms from the start of what the carrier heard to the first loud sample. */
-const firstLoudMs = (heard: number[]) => {
-  const i = heard.findIndex((s) => Math.abs(s) > 2000);
-  return i < 0 ? undefined : i / 8;
-};
 
 async function outbound(fixture: string, config: Record<string, unknown>, voicemailDeadlineMs?: number) {
   const w = await world({ deps: { vad }, ...(voicemailDeadlineMs ? { options: { voicemailDeadlineMs } } : {}) });

@@ -10,6 +10,7 @@
 import { Agent } from '../../../src/agent/run-turn.ts';
 import type { TurnMessage } from '../../../src/agent/types.ts';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
+import { resample } from '../../../src/audio/resample.ts';
 import { controlledEngine, type ConductorDeps, type ConductorOptions, type EngineRun } from '../../../src/call/control/conductor.ts';
 import type { CallMedia } from '../../../src/call/engine.ts';
 import { StandInLlm, ToneTtsProvider } from '../../../src/replay/stand-ins.ts';
@@ -133,3 +134,22 @@ export function acceptRefers(dialog: Dialog, seen: SipRequest[], finalStatus = 2
 }
 
 export { until };
+
+/** The far end speaks: 16 kHz PCM played as 8 kHz RTP, 20 ms a packet, then silence. */
+export function play(call: PhoneCall, pcm16k: Int16Array): void {
+  const pcm = resample(pcm16k, 16000, 8000);
+  let at = 0;
+  call.rtp.play(() => {
+    if (at >= pcm.length) return undefined;
+    const out = new Int16Array(160);
+    out.set(pcm.subarray(at, at + 160));
+    at += 160;
+    return out;
+  });
+}
+
+/** ms from the start of what the far end heard (8 kHz samples) to the first loud sample. */
+export function firstLoudMs(heard: number[]): number | undefined {
+  const i = heard.findIndex((s) => Math.abs(s) > 2000);
+  return i < 0 ? undefined : i / 8;
+}

@@ -88,13 +88,23 @@ export class FrameChunker {
 
   push(pcm: Int16Array): AudioFrame[] {
     const out: AudioFrame[] = [];
+    this.pushInto(pcm, out);
+    return out;
+  }
+
+  /**
+   * As push(), appending the frames to `out` (returns how many): a per-packet caller with a queue
+   * of its own then builds no array per call. Each frame's samples are a fresh copy, as always.
+   */
+  pushInto(pcm: Int16Array, out: AudioFrame[]): number {
+    const before = out.length;
     let at = 0;
     if (this.fill > 0) {
       const take = Math.min(this.frameSamples - this.fill, pcm.length);
       this.pendingBuf.set(pcm.subarray(0, take), this.fill);
       this.fill += take;
       at = take;
-      if (this.fill < this.frameSamples) return out;
+      if (this.fill < this.frameSamples) return 0;
       out.push({ samples: this.pendingBuf.slice(), sampleRate: this.sampleRate });
       this.fill = 0;
     }
@@ -105,7 +115,7 @@ export class FrameChunker {
       this.pendingBuf.set(pcm.subarray(at), 0);
       this.fill = pcm.length - at;
     }
-    return out;
+    return out.length - before;
   }
 
   /** Emit what is held back as a zero-padded frame (end of an utterance), or nothing. */

@@ -21,20 +21,25 @@ const SILENCE = new Uint8Array(G711_FRAME_BYTES).fill(0xff);
 const NOTHING = new Uint8Array(0);
 
 export class InboundMulaw {
-  private parts: Uint8Array[] = [];
+  /**
+   * The slot's payloads are parts[0 .. count). Reused slot after slot: emptying an array with
+   * `length = 0` makes V8 drop its backing store, so the next push would allocate a new one.
+   */
+  private readonly parts: Uint8Array[] = [];
+  private count = 0;
   /** False once the slot pulled a payload of another codec: its frame goes without bytes. */
   private whole = true;
   private downsampler: Resampler | undefined;
 
   /** A new playout slot. */
   begin(): void {
-    this.parts.length = 0;
+    this.count = 0;
     this.whole = true;
   }
 
   /** A payload the jitter buffer handed out in this slot, and the codec it decodes with. */
   payload(bytes: Uint8Array, codec: Codec | undefined): void {
-    if (codec?.name === 'PCMU') this.parts.push(bytes);
+    if (codec?.name === 'PCMU') this.parts[this.count++] = bytes;
     else this.whole = false;
   }
 
@@ -42,7 +47,7 @@ export class InboundMulaw {
   concealed(frames: readonly AudioFrame[]): void {
     for (const f of frames) {
       this.downsampler ??= new Resampler(f.sampleRate, 8000);
-      this.parts.push(ulaw.encode(this.downsampler.process(f.samples)));
+      this.parts[this.count++] = ulaw.encode(this.downsampler.process(f.samples));
     }
   }
 
@@ -50,9 +55,9 @@ export class InboundMulaw {
   attach(frame: AudioFrame, silent: boolean): AudioFrame {
     if (!this.whole) return frame;
     let mulaw: Uint8Array;
-    if (this.parts.length === 1) mulaw = this.parts[0]!;
-    else if (this.parts.length === 0) mulaw = silent ? SILENCE : NOTHING;
-    else mulaw = Buffer.concat(this.parts);
+    if (this.count === 1) mulaw = this.parts[0]!;
+    else if (this.count === 0) mulaw = silent ? SILENCE : NOTHING;
+    else mulaw = Buffer.concat(this.parts.slice(0, this.count));
     const out: PassThroughFrame = { samples: frame.samples, sampleRate: frame.sampleRate, mulaw };
     return out;
   }

@@ -134,7 +134,8 @@ export class InboundPath {
   }
 
   receive(packet: RtpPacket, from: TransportAddress, nowMs: number): void {
-    const verdict = this.filter.check({ ...from, ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber }, nowMs);
+    // checkFrom, not check: no object per packet just to carry these to the filter.
+    const verdict = this.filter.checkFrom(from, packet.ssrc, packet.sequenceNumber, nowMs);
     if (!verdict.accept) return;
     if (verdict.latchedNow) this.hooks.latched(this.filter.latched ?? from);
     this.hooks.packet?.(packet, nowMs);
@@ -165,7 +166,8 @@ export class InboundPath {
 
   /** One 20 ms slot of playout: exactly one frame goes to the consumer. */
   playout(nowMs: number): void {
-    this.onDtmf(this.dtmf.poll(nowMs));
+    // poll() only has something to say while a key is held, and returns a new array every call.
+    if (this.dtmf.inProgress) this.onDtmf(this.dtmf.poll(nowMs));
     // With ptime ≠ 20 one pull yields more or less than a frame; pull until a frame exists.
     const maxPulls = Math.ceil(FRAME_MS / this.frameMs) + 1;
     const raw = this.media.codec.name === 'PCMU' ? (this.mulaw ??= new InboundMulaw()) : undefined;
@@ -177,7 +179,7 @@ export class InboundPath {
         const decoder = this.decoderFor(out.payloadType ?? this.media.payloadType);
         this.lastDecoder = decoder;
         raw?.payload(out.payload, decoder?.codec);
-        if (decoder) this.pending.push(...safeDecode(decoder, out.payload));
+        if (decoder) safeDecode(decoder, out.payload, this.pending);
       } else if (this.lastDecoder) {
         const frames = this.lastDecoder.conceal();
         this.counters.concealedFrames += frames.length;
@@ -270,11 +272,14 @@ export class InboundPath {
   }
 }
 
-/** A corrupt payload (or one a peer mislabelled) must cost one frame, not the receive loop. */
-function safeDecode(decoder: InboundTranscoder, payload: Uint8Array): AudioFrame[] {
+/**
+ * A corrupt payload (or one a peer mislabelled) must cost one frame, not the receive loop.
+ * Appends to `into` (the pending queue) rather than returning an array: this runs per packet.
+ */
+function safeDecode(decoder: InboundTranscoder, payload: Uint8Array, into: AudioFrame[]): void {
   try {
-    return decoder.decode(payload);
+    decoder.decodeInto(payload, into);
   } catch {
-    return decoder.conceal();
+    into.push(...decoder.conceal());
   }
 }

@@ -40,6 +40,18 @@ export type DropReason = 'foreign' | 'probation' | 'window-closed';
 
 export type SourceVerdict = { accept: true; latchedNow: boolean } | { accept: false; reason: DropReason };
 
+/**
+ * Verdicts are immutable and few, so they are shared rather than built per packet (this runs for
+ * every datagram of every call).
+ */
+const ACCEPTED: SourceVerdict = Object.freeze({ accept: true, latchedNow: false });
+const LATCHED_NOW: SourceVerdict = Object.freeze({ accept: true, latchedNow: true });
+const DROPPED: Readonly<Record<DropReason, SourceVerdict>> = Object.freeze({
+  foreign: Object.freeze({ accept: false, reason: 'foreign' }),
+  probation: Object.freeze({ accept: false, reason: 'probation' }),
+  'window-closed': Object.freeze({ accept: false, reason: 'window-closed' }),
+});
+
 export interface SourceFilterCounters {
   accepted: number;
   dropped: number;
@@ -65,6 +77,12 @@ export class SourceFilter {
   /** True when the latch came from probation, not the SDP; the SDP address may still win it back. */
   private latchedByProbation = false;
   private readonly candidates = new Map<string, Candidate>();
+  /**
+   * The last source address seen and its normalized form: a peer sends from one address, and
+   * normalizing builds a new string (toLowerCase copies even a lower-case one) for every packet.
+   */
+  private lastRawAddress = '';
+  private lastAddress = '';
   private readonly stats: SourceFilterCounters = {
     accepted: 0,
     dropped: 0,
@@ -91,36 +109,49 @@ export class SourceFilter {
   }
 
   check(packet: SourcePacket, nowMs: number): SourceVerdict {
-    const from = { address: normalizeAddress(packet.address), port: packet.port };
+    return this.checkFrom(packet, packet.ssrc, packet.sequenceNumber, nowMs);
+  }
+
+  /**
+   * check() for the receive path: the datagram's source and the packet's fields as they are, so
+   * no object is built per packet. The result is shared; `from` is not kept.
+   */
+  checkFrom(from: TransportAddress, ssrc: number, sequenceNumber: number, nowMs: number): SourceVerdict {
+    if (from.address !== this.lastRawAddress) {
+      this.lastRawAddress = from.address;
+      this.lastAddress = normalizeAddress(from.address);
+    }
+    const address = this.lastAddress;
+    const port = from.port;
     const inWindow = nowMs - this.windowStartMs <= this.latchWindowMs;
 
-    if (this.latchedTo && same(from, this.latchedTo)) return this.accept(false);
+    if (this.latchedTo && same(address, port, this.latchedTo)) return this.accept(false);
 
     // The SDP address is as trusted as the signalling that carried it, so it may take the latch
     // on its first packet, and reclaim a probation latch while the window is open.
-    if (this.expected && same(from, this.expected) && (!this.latchedTo || (this.latchedByProbation && inWindow))) {
-      this.latch(from, false);
+    if (this.expected && same(address, port, this.expected) && (!this.latchedTo || (this.latchedByProbation && inWindow))) {
+      this.latch({ address, port }, false);
       return this.accept(true);
     }
 
     if (this.latchedTo) return this.drop('foreign');
     if (!inWindow) return this.drop('window-closed');
 
-    const key = `${from.address}|${from.port}`;
+    const key = `${address}|${port}`;
     const candidate = this.candidates.get(key);
-    if (candidate && candidate.ssrc === packet.ssrc && packet.sequenceNumber === ((candidate.lastSeq + 1) & 0xffff)) {
+    if (candidate && candidate.ssrc === ssrc && sequenceNumber === ((candidate.lastSeq + 1) & 0xffff)) {
       candidate.count++;
-      candidate.lastSeq = packet.sequenceNumber;
+      candidate.lastSeq = sequenceNumber;
     } else if (candidate) {
-      candidate.ssrc = packet.ssrc;
-      candidate.lastSeq = packet.sequenceNumber;
+      candidate.ssrc = ssrc;
+      candidate.lastSeq = sequenceNumber;
       candidate.count = 1;
     } else {
-      this.admitCandidate(key, from.address, { ssrc: packet.ssrc, lastSeq: packet.sequenceNumber, count: 1 });
+      this.admitCandidate(key, address, { ssrc, lastSeq: sequenceNumber, count: 1 });
     }
     const current = this.candidates.get(key);
     if (current && current.count >= this.probationPackets) {
-      this.latch(from, true);
+      this.latch({ address, port }, true);
       return this.accept(true);
     }
     return this.drop('probation');
@@ -176,7 +207,7 @@ export class SourceFilter {
 
   private accept(latchedNow: boolean): SourceVerdict {
     this.stats.accepted++;
-    return { accept: true, latchedNow };
+    return latchedNow ? LATCHED_NOW : ACCEPTED;
   }
 
   private drop(reason: DropReason): SourceVerdict {
@@ -184,7 +215,7 @@ export class SourceFilter {
     if (reason === 'foreign') this.stats.droppedForeign++;
     else if (reason === 'probation') this.stats.droppedProbation++;
     else this.stats.droppedWindowClosed++;
-    return { accept: false, reason };
+    return DROPPED[reason];
   }
 }
 
@@ -202,6 +233,6 @@ function normalizeTarget(target: TransportAddress | undefined): TransportAddress
   return { address, port: target.port };
 }
 
-function same(a: TransportAddress, b: TransportAddress): boolean {
-  return a.port === b.port && a.address === b.address;
+function same(address: string, port: number, b: TransportAddress): boolean {
+  return port === b.port && address === b.address;
 }

@@ -40,6 +40,13 @@ export interface CodecDecoder {
   decode(payload: Uint8Array): Int16Array;
   /** PCM standing in for one lost packet of the last seen duration. */
   conceal(): Int16Array;
+  /**
+   * As decode() and conceal(), but the result is a view of a buffer the decoder reuses, valid
+   * only until its next call: for callers that copy what they keep (the inbound transcoder feeds
+   * it straight into the resampler). Optional; without them the caller uses decode()/conceal().
+   */
+  decodeShared?(payload: Uint8Array): Int16Array;
+  concealShared?(): Int16Array;
   close?(): void;
 }
 
@@ -54,12 +61,32 @@ export function pcmSamples(codec: Codec, ms: number): number {
 }
 
 /**
+ * A PCM buffer reused from call to call, for results that are only read before the next call:
+ * `view(n)` hands back the same view while n stays the same (one frame size per stream), so
+ * the steady state allocates nothing.
+ */
+export class PcmScratch {
+  private buf = new Int16Array(0);
+  private current = new Int16Array(0);
+
+  /** n samples, contents unspecified; invalidates the previous view. */
+  view(n: number): Int16Array {
+    if (this.current.length === n) return this.current;
+    if (this.buf.length < n) this.buf = new Int16Array(n);
+    this.current = this.buf.subarray(0, n);
+    return this.current;
+  }
+}
+
+/**
  * Loss concealment for codecs without their own: replay the last good packet, fading out over a
  * few consecutive losses so a long gap decays to silence instead of buzzing.
  */
 export class FadeConcealer {
+  /** Only read by conceal*(); may be a decoder's reused buffer, as the decoder re-remembers it on every decode. */
   private last: Int16Array = new Int16Array(0);
   private lost = 0;
+  private readonly scratch = new PcmScratch();
 
   /** Packets after which concealment is pure silence (3 × 20 ms = 60 ms of fade). */
   constructor(
@@ -73,11 +100,19 @@ export class FadeConcealer {
   }
 
   conceal(): Int16Array {
-    const n = this.last.length || this.defaultSamples;
-    const out = new Int16Array(n);
+    return this.fill(new Int16Array(this.last.length || this.defaultSamples));
+  }
+
+  /** As conceal(), into a buffer reused by the next concealShared() call. */
+  concealShared(): Int16Array {
+    return this.fill(this.scratch.view(this.last.length || this.defaultSamples));
+  }
+
+  private fill(out: Int16Array): Int16Array {
+    const n = out.length;
     if (this.last.length === 0 || this.lost >= this.fadePackets) {
       this.lost++;
-      return out;
+      return out.fill(0);
     }
     // Linear gain ramp across the whole concealment run, continuous from packet to packet.
     const start = 1 - this.lost / this.fadePackets;

@@ -71,22 +71,26 @@ const ALAW_DECODE = buildDecodeTable(linearFromAlaw);
 export interface CompandingLaw {
   encode(pcm: Int16Array): Buffer;
   decode(payload: Uint8Array): Int16Array;
+  /** decode() into `out` (payload.length samples); returns `out`. */
+  decodeInto(payload: Uint8Array, out: Int16Array): Int16Array;
   encodeSample(x: number): number;
   decodeSample(code: number): number;
 }
 
 function law(encodeTable: Uint8Array, decodeTable: Int16Array): CompandingLaw {
+  // Closures rather than methods using `this`: callers pass law.decode around on its own.
+  const decodeInto = (payload: Uint8Array, out: Int16Array): Int16Array => {
+    for (let i = 0; i < payload.length; i++) out[i] = decodeTable[payload[i]!]!;
+    return out;
+  };
   return {
     encode(pcm) {
       const out = Buffer.allocUnsafe(pcm.length);
       for (let i = 0; i < pcm.length; i++) out[i] = encodeTable[pcm[i]! & 0xffff]!;
       return out;
     },
-    decode(payload) {
-      const out = new Int16Array(payload.length);
-      for (let i = 0; i < payload.length; i++) out[i] = decodeTable[payload[i]!]!;
-      return out;
-    },
+    decode: (payload) => decodeInto(payload, new Int16Array(payload.length)),
+    decodeInto,
     encodeSample: (x) => encodeTable[x & 0xffff]!,
     decodeSample: (code) => decodeTable[code & 0xff]!,
   };

@@ -13,5 +13,5 @@ export const pcma: Codec = {
   stateless: true,
   ptimesMs: [20, 10, 30, 40, 50, 60],
   encoder: (): CodecEncoder => ({ encode: (pcm) => alaw.encode(pcm) }),
-  decoder: () => g711Decoder(alaw.decode),
+  decoder: () => g711Decoder(alaw),
 };

@@ -1,5 +1,5 @@
-import { FadeConcealer, type Codec, type CodecDecoder, type CodecEncoder } from './codec.ts';
-import { ulaw } from './g711.ts';
+import { FadeConcealer, PcmScratch, type Codec, type CodecDecoder, type CodecEncoder } from './codec.ts';
+import { ulaw, type CompandingLaw } from './g711.ts';
 
 /** G.711 μ-law, RTP payload type 0 (RFC 3551). */
 export const pcmu: Codec = {
@@ -12,18 +12,27 @@ export const pcmu: Codec = {
   stateless: true,
   ptimesMs: [20, 10, 30, 40, 50, 60],
   encoder: (): CodecEncoder => ({ encode: (pcm) => ulaw.encode(pcm) }),
-  decoder: (): CodecDecoder => g711Decoder(ulaw.decode),
+  decoder: (): CodecDecoder => g711Decoder(ulaw),
 };
 
 /** Shared by PCMU and PCMA: stateless decoding plus replay-and-fade concealment. */
-export function g711Decoder(decode: (payload: Uint8Array) => Int16Array): CodecDecoder {
+export function g711Decoder(law: CompandingLaw): CodecDecoder {
   const concealer = new FadeConcealer(160);
+  // decodeShared's buffer; the concealer may hold it as "last", which is fine: every decode
+  // that overwrites it remembers it again.
+  const scratch = new PcmScratch();
   return {
     decode(payload) {
-      const pcm = decode(payload);
+      const pcm = law.decode(payload);
+      concealer.remember(pcm);
+      return pcm;
+    },
+    decodeShared(payload) {
+      const pcm = law.decodeInto(payload, scratch.view(payload.length));
       concealer.remember(pcm);
       return pcm;
     },
     conceal: () => concealer.conceal(),
+    concealShared: () => concealer.concealShared(),
   };
 }

@@ -20,13 +20,26 @@ export class InboundTranscoder {
 
   /** Usually one frame per 20 ms packet; 0 or 2 around odd packet sizes (ptime 30, 10). */
   decode(payload: Uint8Array): AudioFrame[] {
-    // processShared: the chunker copies what it keeps, so the resampler's buffer is reused.
-    return this.chunker.push(this.resampler.processShared(this.decoder.decode(payload)));
+    const frames: AudioFrame[] = [];
+    this.decodeInto(payload, frames);
+    return frames;
+  }
+
+  /**
+   * As decode(), appending to the caller's frame queue (returns how many): nothing allocated per
+   * packet but the frames themselves. A decode that throws (corrupt payload) appends nothing.
+   */
+  decodeInto(payload: Uint8Array, frames: AudioFrame[]): number {
+    // Shared buffers all the way down to the chunker, which copies what it keeps: the decoded
+    // 8 kHz PCM only feeds the resampler, and the resampler's output only feeds the chunker.
+    const pcm = this.decoder.decodeShared ? this.decoder.decodeShared(payload) : this.decoder.decode(payload);
+    return this.chunker.pushInto(this.resampler.processShared(pcm), frames);
   }
 
   /** Frames standing in for one lost packet, produced by the codec's concealment. */
   conceal(): AudioFrame[] {
-    return this.chunker.push(this.resampler.processShared(this.decoder.conceal()));
+    const pcm = this.decoder.concealShared ? this.decoder.concealShared() : this.decoder.conceal();
+    return this.chunker.push(this.resampler.processShared(pcm));
   }
 
   close(): void {

@@ -85,6 +85,20 @@ describe('FrameChunker', () => {
     expect(first!.samples.every((s) => s === 1)).toBe(true);
   });
 
+  it('pushInto appends the same frames to a caller\'s array and says how many', () => {
+    const a = new FrameChunker();
+    const b = new FrameChunker();
+    const queue = [silenceFrame()];
+    for (const size of [100, 500, 40, 320, 0]) {
+      const chunk = Int16Array.from({ length: size }, (_, i) => size + i);
+      const expected = a.push(chunk);
+      expect(b.pushInto(chunk, queue)).toBe(expected.length);
+      expect(queue.slice(queue.length - expected.length).map((f) => [...f.samples])).toEqual(expected.map((f) => [...f.samples]));
+    }
+    expect(queue).toHaveLength(1 + 3);
+    expect(b.pending).toBe(a.pending);
+  });
+
   it('flushes a padded last frame and can be reset', () => {
     const chunker = new FrameChunker();
     chunker.push(new Int16Array(50).fill(3));

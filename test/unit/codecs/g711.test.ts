@@ -93,4 +93,30 @@ describe('PCMU / PCMA codecs', () => {
     dec.decode(pcmu.encoder().encode(new Int16Array(160).fill(4000)));
     expect(dec.conceal()[0]).toBe(last[0]);
   });
+
+  it('decodeShared/concealShared give what decode/conceal give, in one reused buffer each', () => {
+    for (const codec of [pcmu, pcma]) {
+      const fresh = codec.decoder();
+      const shared = codec.decoder();
+      const enc = codec.encoder();
+      const payloads = [sine(300, 8000, 160, 9000), sine(700, 8000, 160, 4000), sine(500, 8000, 240, 6000)].map((p) => enc.encode(p));
+      // Decode, then lose three packets (the fade down to silence and past it), per payload.
+      const decodedBuffers = new Set<ArrayBufferLike>();
+      const concealBuffers = new Set<ArrayBufferLike>();
+      for (const payload of [payloads[0]!, payloads[1]!, payloads[0]!, payloads[2]!]) {
+        const a = fresh.decode(payload);
+        const b = shared.decodeShared!(payload);
+        expect([...b], codec.name).toEqual([...a]);
+        decodedBuffers.add(b.buffer);
+        for (let k = 0; k < 4; k++) {
+          const c = shared.concealShared!();
+          expect([...c], `${codec.name} loss ${k}`).toEqual([...fresh.conceal()]);
+          concealBuffers.add(c.buffer);
+        }
+      }
+      // One buffer per size grown into (160, then 240 samples), not one per call.
+      expect(decodedBuffers.size).toBe(2);
+      expect(concealBuffers.size).toBe(2);
+    }
+  });
 });

@@ -84,6 +84,32 @@ describe('MediaTranscoder', () => {
     expect(concealed[0]!.samples.length).toBe(FRAME_SAMPLES);
   });
 
+  it('decodeInto appends to the caller\'s queue exactly the frames decode() returns, each its own copy', () => {
+    for (const name of ['pcmu', 'pcma', 'g722']) {
+      const codec = findCodec(name)!;
+      const enc = codec.encoder();
+      const viaArray = new InboundTranscoder(codec);
+      const viaQueue = new InboundTranscoder(codec);
+      const queue: AudioFrame[] = [];
+      const expected: AudioFrame[] = [];
+      // ptime 30 for G.711 (frames straddle packets), 20 for G.722; a loss in the middle.
+      const samples = codec.sampleRate === 8000 ? 240 : 320;
+      for (let i = 0; i < 6; i++) {
+        if (i === 3) {
+          expected.push(...viaArray.conceal());
+          queue.push(...viaQueue.conceal());
+          continue;
+        }
+        const payload = enc.encode(sine(300 + 100 * i, codec.sampleRate, samples, 8000));
+        const before = queue.length;
+        expected.push(...viaArray.decode(payload));
+        expect(viaQueue.decodeInto(payload, queue)).toBe(queue.length - before);
+      }
+      expect(queue.map((f) => [...f.samples]), name).toEqual(expected.map((f) => [...f.samples]));
+      expect(new Set(queue.map((f) => f.samples.buffer)).size, name).toBe(queue.length);
+    }
+  });
+
   it('decodes G.711 ptime 30 packets into whole 20 ms frames', () => {
     const codec = findCodec('pcmu')!;
     const enc = codec.encoder();

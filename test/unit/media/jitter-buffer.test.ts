@@ -241,6 +241,60 @@ describe('JitterBuffer', () => {
     expect(frames(pulled)).toContain(1099);
   });
 
+  it('estimates min and p95 from its history ring exactly as sorting the history does, across wraps and a reset', () => {
+    // The pre-ring estimator, verbatim: a number[] history sorted with a comparator every 10
+    // packets. No clamping (min 0, max 10 s), so the target shows p95 − min undistorted.
+    const N = 23;
+    const frameMs = 20;
+    const clamp = (ms: number) => Math.min(10_000, Math.max(0, ms));
+    let history: number[] = [];
+    let pos = 0;
+    let since = 0;
+    let minRel: number | undefined;
+    let target = clamp(60);
+    const observe = (rel: number) => {
+      if (history.length < N) history.push(rel);
+      else history[pos] = rel;
+      pos = (pos + 1) % N;
+      if (minRel === undefined || rel < minRel) minRel = rel;
+      const needed = clamp(rel - minRel + frameMs / 2);
+      if (needed > target) target = needed;
+      if (++since >= 10) {
+        since = 0;
+        if (history.length < 2) return;
+        const sorted = [...history].sort((x, y) => x - y);
+        const min = sorted[0]!;
+        const p95 = sorted[Math.floor(0.95 * (sorted.length - 1))]!;
+        minRel = min;
+        const wanted = clamp(p95 - min + frameMs / 2);
+        target = wanted >= target ? wanted : Math.max(wanted, target - frameMs / 4);
+      }
+    };
+
+    const jb = make({ historyPackets: N, minDelayMs: 0, maxDelayMs: 10_000 });
+    const rand = prng(7);
+    let checked = 0;
+    for (let i = 0; i < 400; i++) {
+      if (i === 237) {
+        // Part-way through a ring: reset() forgets the history (not the target, nor the count
+        // towards the next recompute), so the next estimates come from a partly filled ring.
+        jb.reset();
+        history = [];
+        pos = 0;
+        minRel = undefined;
+      }
+      // Bursts of heavy jitter between calm stretches, so the target both rises and falls.
+      const jitter = Math.floor(i / 50) % 2 === 0 ? rand() * 180 : rand() * 8;
+      const arrival = 1000 + i * 20 + jitter;
+      jb.push({ ssrc: SSRC, sequenceNumber: i, timestamp: i * 160, payload: new Uint8Array(1) }, arrival);
+      observe(arrival - i * 20);
+      expect(jb.stats.targetDelayMs, `packet ${i}`).toBe(target);
+      checked++;
+    }
+    expect(checked).toBe(400);
+    expect(jb.stats.resyncs + jb.stats.late + jb.stats.duplicates).toBe(0);
+  });
+
   it('bounds memory when nobody pulls', () => {
     const jb = make({ maxPackets: 50 });
     for (const w of stream(500, () => 0)) jb.push({ ssrc: w.ssrc, sequenceNumber: w.seq, timestamp: w.ts, payload: new Uint8Array(1) }, w.arrival);

@@ -101,6 +101,29 @@ describe('SourceFilter', () => {
     expect(f.check({ address: `::ffff:${SDP.address}`, port: SDP.port, ssrc: 1, sequenceNumber: 1 }, 0).accept).toBe(true);
   });
 
+  it('checkFrom (the receive path: no object per packet) decides exactly as check', () => {
+    const a = new SourceFilter({ expected: { address: '10.0.0.5', port: 4000 }, probationPackets: 3, startMs: 0 });
+    const b = new SourceFilter({ expected: { address: '10.0.0.5', port: 4000 }, probationPackets: 3, startMs: 0 });
+    // Strays, a NAT source through probation (its address spelled two ways, which the filter
+    // must normalize afresh whenever it changes), then an attacker after the latch.
+    const mapped = { address: `::FFFF:${NAT.address}`, port: NAT.port };
+    const packets = [
+      ...stream(ATTACKER, 9, 0, 2),
+      ...stream(NAT, 7, 100, 1),
+      ...stream(mapped, 7, 101, 1),
+      ...stream(ATTACKER, 10, 2, 1),
+      ...stream(NAT, 7, 102, 2),
+      ...stream(mapped, 7, 104, 1),
+      ...stream(ATTACKER, 9, 3, 2),
+    ];
+    const viaCheck = packets.map((p, i) => a.check(p, i * 20));
+    const viaCheckFrom = packets.map((p, i) => b.checkFrom({ address: p.address, port: p.port }, p.ssrc, p.sequenceNumber, i * 20));
+    expect(viaCheckFrom).toEqual(viaCheck);
+    expect(viaCheck.map((v) => (v.accept ? (v.latchedNow ? 'L' : 'A') : v.reason[0]))).toEqual(['p', 'p', 'p', 'p', 'p', 'L', 'A', 'A', 'f', 'f']);
+    expect(b.latched).toEqual(NAT);
+    expect(b.counters).toEqual(a.counters);
+  });
+
   it('treats a 0.0.0.0 (hold) SDP address as unknown', () => {
     const f = new SourceFilter({ expected: { address: '0.0.0.0', port: 4000 }, probationPackets: 2, startMs: 0 });
     expect(f.check({ address: '0.0.0.0', port: 4000, ssrc: 1, sequenceNumber: 1 }, 0).accept).toBe(false);

@@ -8,6 +8,17 @@
  * single initials (J. Smith) and list markers at the start of a line ("1. ") are not sentence
  * ends either. CJK terminators (。！？) end a sentence without a following space, because CJK text
  * has none. A newline always ends a chunk: LLMs put list items and paragraphs on their own lines.
+ *
+ * A terminator that is the last thing received so far ("Sure." with the next token not yet in)
+ * is a sentence end at once when nothing the next token could bring would change that: it follows
+ * a plain word (letters, apostrophes, hyphens; not an abbreviation or an initial). Digits before it
+ * ("3." may become 3.5, "10." 10.30) or a word with . / @ : = & in it (a URL, an address, "Ph.D.")
+ * keep the old rule: the next token decides. Waiting for that token costs one token interval of the
+ * model (one more network read) on every reply whose first sentence ends a token; LLM tokenizers
+ * keep the dot of "example.com" or "file.txt" with what follows it (".com"), so a dot received last
+ * after a plain word ends a sentence. Should the stream then continue the same sentence end ("?" +
+ * "!", "." + "..", a closing quote or bracket), those characters are dropped: the sentence is
+ * already on its way to TTS, and on their own they would be a chunk of nothing to say.
  */
 
 export interface SentenceSplitterOptions {
@@ -32,6 +43,8 @@ const CJK_TERMINATORS = '。！？';
 export class SentenceSplitter {
   private buf = '';
   private emitted = 0;
+  /** The last chunk was cut at the very end of what had arrived (see the header). */
+  private cutAtEdge = false;
   private readonly firstClauseMinChars: number;
   private readonly maxChunkChars: number;
 
@@ -60,10 +73,12 @@ export class SentenceSplitter {
   reset(): void {
     this.buf = '';
     this.emitted = 0;
+    this.cutAtEdge = false;
   }
 
   private drain(final: boolean): string[] {
     const out: string[] = [];
+    if (this.cutAtEdge) this.dropEdgeRest();
     for (;;) {
       let cut = findSentenceEnd(this.buf, final);
       if (cut < 0 && this.emitted === 0 && this.firstClauseMinChars > 0) {
@@ -72,6 +87,8 @@ export class SentenceSplitter {
       if (cut < 0 && this.buf.length > this.maxChunkChars) cut = capCut(this.buf, this.maxChunkChars);
       if (cut < 0) return out;
       const chunk = cleanForSpeech(this.buf.slice(0, cut));
+      // A sentence end with nothing after it yet (not a newline: that ends a chunk outright).
+      this.cutAtEdge = !final && cut === this.buf.length && isEndMark(this.buf[cut - 1]!);
       this.buf = this.buf.slice(cut);
       if (chunk) {
         out.push(chunk);
@@ -79,6 +96,19 @@ export class SentenceSplitter {
       }
     }
   }
+
+  /** After a cut at the edge: terminators and closers that arrive next belong to the cut sentence. */
+  private dropEdgeRest(): void {
+    let i = 0;
+    while (i < this.buf.length && isEndMark(this.buf[i]!)) i++;
+    if (i > 0) this.buf = this.buf.slice(i);
+    // Anything else (a space, a word) settles it; nothing yet leaves the question open.
+    if (this.buf !== '') this.cutAtEdge = false;
+  }
+}
+
+function isEndMark(c: string): boolean {
+  return TERMINATORS.includes(c) || CJK_TERMINATORS.includes(c) || CLOSERS.includes(c);
 }
 
 /** Index just past the first sentence end (terminator + closers), or -1 if none is certain yet. */
@@ -92,13 +122,15 @@ export function findSentenceEnd(text: string, final = false): number {
     if (CJK_TERMINATORS.includes(c)) return skipClosers(text, i + 1);
     if (!TERMINATORS.includes(c)) continue;
     // Collapse runs like "?!" and "..." into one terminator.
-    let j = i + 1;
-    while (j < text.length && TERMINATORS.includes(text[j]!)) j++;
-    j = skipClosers(text, j);
+    let run = i + 1;
+    while (run < text.length && TERMINATORS.includes(text[run]!)) run++;
+    const j = skipClosers(text, run);
     if (j >= text.length) {
-      // Nothing after it yet: the next token decides (a digit would make it a decimal).
-      if (!final) return -1;
-      return c === '.' && !isSentenceDot(text, i) ? -1 : j;
+      // A lone dot after an abbreviation or an initial ("Dr.", "J.") is never an end here.
+      if (c === '.' && run === i + 1 && !isSentenceDot(text, i)) return -1;
+      // Nothing after it yet: at the end of the stream it is an end; before that, only after a
+      // plain word (else the next token decides: a digit would make "3." a decimal).
+      return final || afterPlainWord(text, i) ? j : -1;
     }
     if (!/\s/.test(text[j]!)) {
       i = j - 1;
@@ -113,6 +145,20 @@ export function findSentenceEnd(text: string, final = false): number {
 function skipClosers(text: string, at: number): number {
   while (at < text.length && CLOSERS.includes(text[at]!)) at++;
   return at;
+}
+
+/** Openers and emphasis before a word, closers and emphasis after it: not part of the word. */
+const WORD_OPENERS = /^[("'“‘«「『[¿¡*_]+/;
+const WORD_CLOSERS = /["'”’)\]}»」』*_]+$/;
+/** Letters (any script, with combining marks), inner apostrophes and hyphens: nothing a next token could extend into a number, URL or address. */
+const PLAIN_WORD = /^\p{L}[\p{L}\p{M}'’-]*$/u;
+
+/** Is the terminator at `at`, with nothing after it yet, preceded by a plain word? */
+function afterPlainWord(text: string, at: number): boolean {
+  let start = at;
+  while (start > 0 && !/\s/.test(text[start - 1]!)) start--;
+  const word = text.slice(start, at).replace(WORD_OPENERS, '').replace(WORD_CLOSERS, '');
+  return PLAIN_WORD.test(word);
 }
 
 /** Is the '.' at `dot` (followed by whitespace) a sentence end rather than an abbreviation? */

@@ -53,13 +53,18 @@ export class SttReader {
   write(frame: AudioFrame): void {
     const stream = this.stream;
     if (!stream) return;
-    if (this.chunkFrames <= 1) {
+    // Chunks only save messages on a live socket; a segment uploader (not streaming) just keeps
+    // the frames, so it gets them as they are.
+    if (this.chunkFrames <= 1 || !this.provider.capabilities.streaming) {
       stream.write(frame);
       return;
     }
     const n = frame.samples.length;
-    if (this.chunk && (frame.sampleRate !== this.chunkRate || this.chunk.length !== n * this.chunkFrames)) this.flush();
-    // A fresh array per chunk: the stream owns what it is given.
+    if (this.chunk && (frame.sampleRate !== this.chunkRate || this.chunk.length !== n * this.chunkFrames)) {
+      this.flush();
+      this.chunk = undefined;
+    }
+    // A fresh array per chunk unless the stream copies what it is given (see flush).
     const chunk = (this.chunk ??= new Int16Array(n * this.chunkFrames));
     this.chunkRate = frame.sampleRate;
     chunk.set(frame.samples, this.chunkFill);
@@ -71,10 +76,16 @@ export class SttReader {
   flush(): void {
     const chunk = this.chunk;
     if (!chunk || this.chunkFill === 0) return;
-    const samples = this.chunkFill === chunk.length ? chunk : chunk.slice(0, this.chunkFill);
-    this.chunk = undefined;
+    const stream = this.stream;
+    // A stream that sends or copies on write (Deepgram) leaves the array to us: it is refilled for
+    // the next chunk, one allocation per call instead of one per message. Any other stream owns
+    // what it is given (OpenAI keeps a segment's chunks until finalize).
+    const reuse = stream?.copiesOnWrite === true;
+    const whole = this.chunkFill === chunk.length;
+    const samples = whole ? chunk : reuse ? chunk.subarray(0, this.chunkFill) : chunk.slice(0, this.chunkFill);
+    if (!reuse) this.chunk = undefined;
     this.chunkFill = 0;
-    this.stream?.write({ samples, sampleRate: this.chunkRate });
+    stream?.write({ samples, sampleRate: this.chunkRate });
   }
 
   open(): void {

@@ -58,12 +58,9 @@ export class OpenAiLlmProvider implements LlmProvider {
   private async attempt(req: LlmRequest, state: { emitted: boolean }): Promise<LlmResult> {
     const idle = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => idle.abort(new Error(`no data from the model for ${this.idleTimeoutMs} ms`)), this.idleTimeoutMs);
-    };
-    arm();
+    // One timer for the whole attempt, restarted (refresh: no new timer) by every chunk.
+    const timer = setTimeout(() => idle.abort(new Error(`no data from the model for ${this.idleTimeoutMs} ms`)), this.idleTimeoutMs);
+    const arm = (): void => void timer.refresh();
     try {
       const stream = await this.client.chat.completions.create(
         {

@@ -88,7 +88,8 @@ export class OutputDecoder {
       }
       pcm = pcmFromBytes(b);
     }
-    return { frames: this.chunker.push(this.resampler!.process(pcm)) };
+    // The chunker copies what it keeps, so the resampler's reused output buffer will do.
+    return { frames: this.chunker.push(this.resampler!.processShared(pcm)) };
   }
 
   /** End of an item: release what the filter and chunkers hold, padding the last frame. */

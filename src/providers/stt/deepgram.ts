@@ -3,6 +3,14 @@
  * binary messages, JSON `Results` back (interim, then `is_final`, with `speech_final` at an
  * endpoint), `KeepAlive` while we send no audio, `Finalize` to flush an utterance and
  * `CloseStream` to end (the server answers with the last finals and a `Metadata` message).
+ *
+ * Audio is a message every 40 ms per call, so the send path is kept to what the protocol needs:
+ * the samples go to `ws` as a view of their own bytes (on little-endian hosts they already are
+ * linear16), and `ws` copies them once into the masked frame it writes (a client must mask
+ * every frame, RFC 6455 5.3; `ws` never masks a caller's Buffer in place). permessage-deflate is
+ * not offered: raw PCM hardly compresses, and a negotiated extension would send every audio
+ * message through zlib. With it off, `send` copies synchronously, so `write` keeps nothing of the
+ * caller's samples once it returns (`copiesOnWrite`) unless it must hold them while connecting.
  */
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -40,7 +48,15 @@ const resultsSchema = z.object({
   from_finalize: z.boolean().optional(),
   channel: z.object({ alternatives: z.array(z.object({ transcript: z.string() })) }),
 });
-const typedSchema = z.object({ type: z.string() });
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Options of every audio message: binary, and never compressed (nothing is negotiated anyway). */
+const AUDIO_MESSAGE = { binary: true, compress: false } as const;
+
+/** The samples' own bytes (linear16 on little-endian hosts), not a copy: only for a synchronous send. */
+function viewBytes(samples: Int16Array): Buffer {
+  return LITTLE_ENDIAN ? Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength) : pcmToBytes(samples);
+}
 
 export class DeepgramStt implements SttProvider {
   readonly label = 'deepgram';
@@ -74,6 +90,7 @@ export class DeepgramStt implements SttProvider {
 }
 
 class DeepgramStream implements SttStream {
+  readonly copiesOnWrite = true;
   private readonly events = new EventQueue<SttEvent>();
   private ws: WebSocket | undefined;
   private connecting: WebSocket | undefined;
@@ -112,13 +129,14 @@ class DeepgramStream implements SttStream {
   write(frame: AudioFrame): void {
     if (this.closing || this.events.isEnded) return;
     if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`Deepgram stream got ${frame.sampleRate} Hz audio`);
-    const bytes = pcmToBytes(frame.samples);
     const ms = (frame.samples.length * 1000) / SAMPLE_RATE;
     const ws = this.ws;
     if (ws && ws.readyState === WebSocket.OPEN) {
-      this.send(ws, bytes, ms);
+      this.send(ws, viewBytes(frame.samples), ms);
       return;
     }
+    // Held for a socket to come: a copy, since the caller may reuse its array (copiesOnWrite).
+    const bytes = pcmToBytes(frame.samples);
     this.pending.push(bytes);
     this.pendingMs += ms;
     const max = this.o.maxBufferedMs ?? 10_000;
@@ -213,7 +231,7 @@ class DeepgramStream implements SttStream {
 
   private connect(): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(this.url, { headers: { Authorization: `Token ${this.o.apiKey ?? ''}` } });
+      const ws = new WebSocket(this.url, { headers: { Authorization: `Token ${this.o.apiKey ?? ''}` }, perMessageDeflate: false });
       this.connecting = ws;
       const timeoutMs = this.o.connectTimeoutMs ?? 5000;
       const fail = (e: ProviderError) => {
@@ -273,7 +291,7 @@ class DeepgramStream implements SttStream {
   }
 
   private send(ws: WebSocket, bytes: Buffer, ms: number): void {
-    ws.send(bytes);
+    ws.send(bytes, AUDIO_MESSAGE);
     this.sentMs += ms;
     this.lastSendAt = Date.now();
   }
@@ -308,8 +326,8 @@ class DeepgramStream implements SttStream {
     } catch {
       return; // not ours to interpret; Deepgram only sends JSON text frames
     }
-    const typed = typedSchema.safeParse(json);
-    if (!typed.success || typed.data.type !== 'Results') return; // Metadata, SpeechStarted, UtteranceEnd
+    // Metadata, SpeechStarted, UtteranceEnd: not for us (checked by hand, one schema pass per message).
+    if (typeof json !== 'object' || json === null || (json as { type?: unknown }).type !== 'Results') return;
     const r = resultsSchema.safeParse(json);
     if (!r.success) {
       this.events.push({ type: 'error', error: new ProviderError(`Deepgram sent a malformed Results message: ${r.error.message}`, 'deepgram', false) });

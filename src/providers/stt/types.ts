@@ -37,6 +37,12 @@ export type SttEvent =
 export interface SttStream extends AsyncIterable<SttEvent> {
   /** Never blocks: a stream that is (re)connecting buffers a bounded amount of audio. */
   write(frame: AudioFrame): void;
+  /**
+   * True when `write` is done with the frame's samples once it returns (sent or copied), so the
+   * caller may refill the same array for its next write. Absent or false: the stream may keep
+   * the array (a segment buffered until finalize), so each write needs an array of its own.
+   */
+  readonly copiesOnWrite?: boolean;
   /** The engine's own endpointing decided the utterance is over: flush it to a final now. */
   finalize(): void;
   /** Flush what was written, wait (bounded) for the last finals, then end the events. Idempotent. */

@@ -3,12 +3,19 @@
  * interface. Flite renders a whole utterance at once, so this is not streaming; to keep time to
  * first frame short on multi-sentence text, sentences are synthesized one by one and the next is
  * rendered (in Flite's worker thread) while the current one is being played.
+ *
+ * A rendered sentence (16 kHz already: nothing is resampled here) is handed on frame by frame as
+ * views of its buffer, not copied into frames up front, and the event loop gets a turn after every
+ * `BURST_FRAMES` frames, so a long sentence does not hold it while hundreds of frames are queued.
  */
-import { splitPcm, type AudioFrame } from '../../audio/frame.ts';
+import { FRAME_SAMPLES, type AudioFrame } from '../../audio/frame.ts';
 import { FLITE_VOICES, FliteTts, type FliteVoice } from '../../audio/tts-flite.ts';
 import { systemClock, type Clock } from '../../util/clock.ts';
 import { ProviderError } from '../../util/errors.ts';
 import type { TtsCapabilities, TtsProvider, TtsSynthesisOptions } from './types.ts';
+
+/** Frames handed on before the event loop gets a turn (100 ms of audio). */
+const BURST_FRAMES = 5;
 
 /** Flite's own range for duration_stretch is wide, but outside this it stops sounding like speech. */
 const MIN_SPEED = 0.5;
@@ -65,10 +72,20 @@ export class FliteTtsProvider implements TtsProvider {
           throw new ProviderError(`flite synthesis failed: ${(err as Error).message}`, this.label, false);
         }
         next = i + 1 < sentences.length ? render(sentences[i + 1]!) : undefined;
-        for (const samples of splitPcm(audio.samples)) {
+        const pcm = audio.samples;
+        for (let at = 0, n = 0; at < pcm.length; at += FRAME_SAMPLES, n++) {
+          if (n > 0 && n % BURST_FRAMES === 0) await new Promise<void>((resolve) => setImmediate(resolve));
           if (opts.signal.aborted) return;
           if (first) opts.onFirstFrame?.(this.clock.monotonic() - started);
           first = false;
+          // Nobody writes into the rendered buffer: whole frames are views of it; the last, short
+          // one is zero-padded.
+          let samples = pcm.subarray(at, at + FRAME_SAMPLES);
+          if (samples.length < FRAME_SAMPLES) {
+            const padded = new Int16Array(FRAME_SAMPLES);
+            padded.set(samples);
+            samples = padded;
+          }
           yield { samples, sampleRate: 16_000 };
         }
       }

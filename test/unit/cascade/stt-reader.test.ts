@@ -6,6 +6,7 @@ import type { SttEvent, SttProvider, SttStream } from '../../../src/providers/st
 import { ManualClock } from '../../../src/util/clock.ts';
 
 class RecordingStream implements SttStream {
+  copiesOnWrite?: boolean;
   readonly log: string[] = [];
   readonly writes: AudioFrame[] = [];
   private readonly events = new EventQueue<SttEvent>();
@@ -25,9 +26,10 @@ class RecordingStream implements SttStream {
   }
 }
 
-function reader(chunkFrames: number) {
+function reader(chunkFrames: number, copiesOnWrite?: boolean, streaming = true) {
   const stream = new RecordingStream();
-  const provider: SttProvider = { label: 'test', capabilities: { interim: true, streaming: true }, open: () => stream };
+  stream.copiesOnWrite = copiesOnWrite;
+  const provider: SttProvider = { label: 'test', capabilities: { interim: true, streaming }, open: () => stream };
   const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, track: () => {} };
   const r = new SttReader(provider, 'en-US', new ManualClock(0), new AbortController().signal, hooks, chunkFrames);
   r.open();
@@ -60,6 +62,26 @@ describe('SttReader audio chunks', () => {
     r.write(frame(2));
     await r.close();
     expect(stream.log).toEqual(['write 320:1', 'finalize', 'write 320:2', 'close']);
+  });
+
+  it('refills one array for a stream that copies on write (Deepgram), even for a short chunk', () => {
+    const { r, stream } = reader(2, true);
+    for (let i = 1; i <= 4; i++) r.write(frame(i));
+    r.write(frame(5));
+    r.finalize();
+    r.write(frame(6));
+    r.write(frame(7));
+    expect(stream.log).toEqual(['write 640:1,2', 'write 640:3,4', 'write 320:5', 'finalize', 'write 640:6,7']);
+    const buffers = new Set(stream.writes.map((w) => w.samples.buffer));
+    expect(buffers.size).toBe(1);
+  });
+
+  it('a segment uploader (not streaming) gets the frames themselves: chunks would only be copies', () => {
+    const { r, stream } = reader(2, undefined, false);
+    const frames = [frame(1), frame(2), frame(3)];
+    for (const f of frames) r.write(f);
+    expect(stream.writes).toEqual(frames);
+    expect(stream.writes[0]).toBe(frames[0]);
   });
 
   it('a frame of another shape closes the chunk in progress', () => {

@@ -1,5 +1,11 @@
 /**
  * Noise suppression for the caller's audio (`enable_noise_cancellation`), before VAD and STT.
+ *
+ * Two ways to run a backend: in-thread (`loadDenoiser`: a synchronous `process`, for tools,
+ * benchmarks and the replay on a virtual clock) or, what the engine uses (`loadEngineDenoiser`),
+ * in one worker thread shared by all calls (./denoise-worker.ts: an async `process`, frames of all
+ * calls batched per event-loop turn, the same output sample for sample).
+ *
  * RNNoise (xiph, via the @echogarden/rnnoise-wasm build) works on 48 kHz audio in 10 ms frames,
  * so each 20 ms 16 kHz frame is upsampled ×3, run through RNNoise as two 480-sample frames and
  * downsampled back. One wasm module is loaded per process; each call gets its own RNNoise state
@@ -7,6 +13,7 @@
  */
 import createRNNoise, { type RNNoiseModule } from '@echogarden/rnnoise-wasm';
 import { SpectralDenoiser } from './denoise-spectral.ts';
+import { WorkerDenoiser } from './denoise-worker.ts';
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
 import { Resampler } from './resample.ts';
 
@@ -17,9 +24,17 @@ export interface DenoiserStream {
   close(): void;
 }
 
+/** One call's denoiser whose work happens elsewhere (a worker thread): same contract, async. */
+export interface AsyncDenoiserStream {
+  /** Frames resolve in the order they were given, even when given before earlier ones resolved. */
+  process(frame: AudioFrame): Promise<AudioFrame>;
+  /** Frees per-call state. Idempotent; a closed stream refuses audio. */
+  close(): void;
+}
+
 /**
- * A denoiser implementation, loaded once per process and shared by calls (one stream each).
- * Structurally what the cascade takes as `CascadeDeps['denoiser']`.
+ * A denoiser implementation, loaded once per process and shared by calls (one stream each),
+ * running on the calling thread. Structurally what the cascade takes as `CascadeDeps['denoiser']`.
  */
 export interface DenoiserBackend {
   readonly name: DenoiserBackendName;
@@ -39,11 +54,38 @@ export interface DenoiserBackend {
 export type DenoiserBackendName = 'spectral' | 'rnnoise';
 export const DEFAULT_DENOISER_BACKEND: DenoiserBackendName = 'spectral';
 
-/** Load the named backend (the engine default when omitted). */
+/** Load the named backend, in-thread (the engine's default backend when omitted). */
 export async function loadDenoiser(name: DenoiserBackendName = DEFAULT_DENOISER_BACKEND): Promise<DenoiserBackend> {
   if (name === 'rnnoise') return Denoiser.load();
   if (name === 'spectral') return SpectralDenoiser.load();
   throw new RangeError(`unknown denoiser backend '${String(name)}'`);
+}
+
+/**
+ * Where the engine runs the denoiser: `worker` (default) keeps the per-frame maths off the
+ * event-loop thread that paces every call's RTP; `inline` runs it there.
+ */
+export type DenoiserThread = 'worker' | 'inline';
+export const DEFAULT_DENOISER_THREAD: DenoiserThread = 'worker';
+
+/** What the engine holds: a backend for its calls, on some thread, released at shutdown. */
+export interface EngineDenoiser {
+  readonly name: DenoiserBackendName;
+  readonly delayMs: number;
+  readonly thread: DenoiserThread;
+  createStream(): DenoiserStream | AsyncDenoiserStream;
+  /** Releases the backend (terminates its worker). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The engine's denoiser: the default backend in its worker thread unless told otherwise. */
+export async function loadEngineDenoiser(
+  o: { backend?: DenoiserBackendName; thread?: DenoiserThread } = {},
+): Promise<EngineDenoiser> {
+  const name = o.backend ?? DEFAULT_DENOISER_BACKEND;
+  if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') return WorkerDenoiser.load({ backend: name });
+  const backend = await loadDenoiser(name);
+  return { name: backend.name, delayMs: backend.delayMs, thread: 'inline', createStream: () => backend.createStream(), close: () => Promise.resolve() };
 }
 
 const RNNOISE_RATE = 48_000;

@@ -35,7 +35,11 @@ export interface CascadeDeps {
   language: string;
   /** The shared Silero model (SileroVad): one stream per call. */
   vad: { createStream(): VadStreamLike };
-  /** The shared denoiser backend (spectral or RNNoise); used when the assistant enables noise cancellation. */
+  /**
+   * The shared denoiser backend (spectral or RNNoise); used when the assistant enables noise
+   * cancellation. In-thread backends answer each frame synchronously, the engine's worker-backed
+   * one (src/audio/denoise-worker.ts) with a promise.
+   */
   denoiser?: { createStream(): DenoiseStreamLike };
   ambient?: AmbientLibrary;
   /** Optional semantic end-of-turn model for endpoint_type `ai` (the heuristic runs without). */

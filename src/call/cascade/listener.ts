@@ -4,6 +4,10 @@
  * VAD has answered for this one, which keeps the detector's timeline exact and gives a virtual
  * clock driver a clear "idle" point.
  *
+ * The denoiser may answer synchronously (in-thread backends) or with a promise (the worker-backed
+ * one, src/audio/denoise-worker.ts). The wait is tracked work, so a virtual clock stands still
+ * while the worker denoises; STT still gets the clean frames strictly in order, then the VAD.
+ *
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
  */
@@ -17,7 +21,7 @@ export interface VadStreamLike {
 }
 
 export interface DenoiseStreamLike {
-  process(frame: AudioFrame): AudioFrame;
+  process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
   close?(): void;
 }
 
@@ -36,6 +40,8 @@ export interface ListenerOptions {
   onSpeech(events: SpeechEvent[]): void;
 }
 
+const isPromise = (x: AudioFrame | Promise<AudioFrame>): x is Promise<AudioFrame> => typeof (x as Promise<AudioFrame>).then === 'function';
+
 export async function listen(o: ListenerOptions): Promise<void> {
   let audioMs: number | undefined;
   for await (const frame of o.inbound) {
@@ -46,7 +52,11 @@ export async function listen(o: ListenerOptions): Promise<void> {
     const startMs = audioMs;
     audioMs += frameMs;
     o.recorder?.caller(startMs, frame.samples);
-    const clean = o.denoise ? o.denoise.process(frame) : frame;
+    let clean = o.denoise ? o.denoise.process(frame) : frame;
+    if (isPromise(clean)) {
+      clean = await o.work.track(clean);
+      if (o.signal.aborted) break;
+    }
     o.stt.write(clean);
     const probability = await o.work.track(o.vad.push(clean));
     if (o.signal.aborted) break;

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type client from 'prom-client';
 import { AmbientLibrary } from '../../audio/ambient.ts';
-import { loadDenoiser } from '../../audio/denoise.ts';
+import { loadEngineDenoiser } from '../../audio/denoise.ts';
 import { FliteTts, DEFAULT_FLITE_VOICE } from '../../audio/tts-flite.ts';
 import { SileroVad } from '../../audio/vad/silero.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
@@ -32,23 +32,26 @@ export interface EngineParts {
   ctx: EngineContext;
   /** The offline engine (fallback voice, apologies); shared with the flite catalog voices. */
   flite: FliteTts;
-  /** Releases the ONNX session and the Flite worker. Idempotent. */
+  /** Releases the ONNX session, the denoiser's and the Flite worker. Idempotent. */
   close(): Promise<void>;
 }
 
 export async function loadEngineParts(input: EnginePartsInput): Promise<EngineParts> {
   const log = input.logger.child({ part: 'engine' });
+  // The spectral suppressor by default: RNNoise costs 8-9x the CPU (bench/RESULTS.md), and in its
+  // own worker thread, off the thread that paces every call's RTP; started first, so the worker
+  // boots (~0.3 s) while the VAD and Flite load. A failure costs noise cancellation, not calls:
+  // the cascade runs without a denoiser when none is given.
+  const denoiserLoad = loadEngineDenoiser().catch((err: unknown) => {
+    log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
+    return undefined;
+  });
   const vad = await SileroVad.load();
   const flite = await FliteTts.load();
   // Compiling the 21 MB wasm takes about a second in its worker: start now so the first call's
   // apology or flite voice is not the one that waits, but never hold start-up for it.
   flite.warmUp().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'flite warm-up failed'));
-  // The spectral suppressor by default: RNNoise costs 8-9x the CPU (bench/RESULTS.md). A failure
-  // costs noise cancellation, not calls: the cascade runs without a denoiser when none is given.
-  const denoiser = await loadDenoiser().catch((err: unknown) => {
-    log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
-    return undefined;
-  });
+  const denoiser = await denoiserLoad;
   const fliteOnce = (): Promise<FliteTts> => Promise.resolve(flite);
   const speech = new SpeechProviders({ config: input.config, flite: fliteOnce, clock: input.clock });
   const ctx: EngineContext = {
@@ -69,7 +72,7 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
     ctx,
     flite,
     close() {
-      closing ??= Promise.allSettled([vad.close(), flite.close()]).then(() => undefined);
+      closing ??= Promise.allSettled([vad.close(), flite.close(), denoiser?.close()]).then(() => undefined);
       return closing;
     },
   };

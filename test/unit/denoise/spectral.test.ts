@@ -83,7 +83,7 @@ describe('denoiser backends', () => {
     expect(backends.map((b) => [b.name, b.delayMs])).toEqual([['spectral', 10], ['rnnoise', 12]]);
     for (const slot of slots) {
       const s = slot.createStream();
-      expect(s.process({ samples: new Int16Array(320), sampleRate: 16000 }).samples).toHaveLength(320);
+      expect((await s.process({ samples: new Int16Array(320), sampleRate: 16000 })).samples).toHaveLength(320);
       s.close?.();
     }
   });

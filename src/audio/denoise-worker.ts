@@ -1,0 +1,406 @@
+/**
+ * The caller-audio denoiser off the event-loop thread. Denoising is pure CPU per frame (the
+ * spectral backend's STFT and gain were ~21 % of the event-loop thread's busy time at 100
+ * pipeline calls), so one worker thread runs it for every call, and the event-loop thread only
+ * copies frames in and out:
+ *
+ * - Batching: frames pushed by all calls in one event-loop turn (and those that arrive while a
+ *   batch is being computed) go as one batch: written into a SharedArrayBuffer slab
+ *   (./denoise-slab.ts) and announced with one small postMessage; one message comes back. Under
+ *   load more frames land in each turn, so batches grow exactly when it matters — as the VAD's
+ *   (./vad/silero.ts).
+ * - State: each call's denoiser state lives in the worker, keyed by the stream's id, created at
+ *   its first frame and freed by `close()`. The worker runs the same backend classes as the
+ *   in-thread ones, so a stream's output equals the in-thread stream's, sample for sample, with
+ *   the same fixed `delayMs`.
+ * - Order: one batch in flight at a time and frames kept in arrival order, so a stream's frames
+ *   are always denoised (and their promises settled) in the order they were given.
+ * - Failure: a worker that dies (or a batch the worker could not run) fails only the batch it
+ *   held. Those frames come back as the caller's own audio delayed by `delayMs` — a plain delay
+ *   line, not denoised, but exactly aligned, so STT and VAD keep their timeline and the noise
+ *   just comes through for a frame. A replacement worker is started at once; until it is ready
+ *   (a few hundred ms: tsx and the module load), frames pass through the same way rather than
+ *   wait, and the replaced streams start from fresh state. A worker that cannot start is tried
+ *   again at most once a second. Nothing here throws into a call, and the process never dies
+ *   with the worker.
+ * - Lifetime: the worker is unref'd while idle (it never holds a process open on its own) and
+ *   ref'd while a batch is in flight (so an awaited frame cannot be abandoned by an exiting
+ *   process); `close()` terminates it. No timers.
+ */
+import { Worker } from 'node:worker_threads';
+import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
+import type { SpectralDenoiserOptions } from './denoise-spectral.ts';
+import type { AsyncDenoiserStream, DenoiserBackendName, EngineDenoiser } from './denoise.ts';
+import type { FromWorker, ToWorker } from './denoise-worker-thread.ts';
+import { HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
+
+const WORKER_URL = new URL('./denoise-worker-entry.mjs', import.meta.url);
+/** Both backends take frames in whole 10 ms steps at 16 kHz. */
+const QUANTUM = 160;
+const RESTART_BACKOFF_MS = 1_000;
+
+/**
+ * The parent's flags minus a tsx loader (`node --import tsx`): the entry registers tsx itself,
+ * and a second registration would only slow the start (~0.2 s). The rest (--cpu-prof,
+ * --inspect, …) still reaches the worker.
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const args = process.execArgv;
+  const isTsx = (spec: string | undefined): boolean => spec !== undefined && /^tsx(\/|$)/.test(spec);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if ((a === '--import' || a === '--loader' || a === '--experimental-loader') && isTsx(args[i + 1])) i++;
+    else if (!isTsx(/^--(?:import|loader|experimental-loader)=(.*)$/.exec(a)?.[1])) out.push(a);
+  }
+  return out;
+}
+
+export interface WorkerDenoiserOptions {
+  /** The backend the worker runs; default `spectral`. */
+  backend?: DenoiserBackendName;
+  /** Options of the spectral backend. */
+  spectral?: SpectralDenoiserOptions;
+  /** Most frames in one message; the rest go in the next. Default 512. */
+  maxBatch?: number;
+}
+
+interface Pending {
+  stream: WorkerDenoiseStream;
+  frame: AudioFrame;
+  resolve: (frame: AudioFrame) => void;
+  reject: (error: Error) => void;
+}
+
+interface InFlight {
+  id: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export interface WorkerDenoiserStats {
+  /** Messages (batches) sent to the worker and frames in them. */
+  batches: number;
+  frames: number;
+  /** Frames returned as delayed pass-through (worker lost, starting or failed on the frame). */
+  fallbacks: number;
+  /** Workers started; more than one means a crash was recovered. */
+  starts: number;
+}
+
+export class WorkerDenoiser implements EngineDenoiser {
+  readonly thread = 'worker';
+  readonly maxBatch: number;
+  private worker: Worker | undefined;
+  /** Set while a worker is starting; cleared when it is lost. */
+  private ready: Promise<number> | undefined;
+  private isReady = false;
+  private retryAt = 0;
+  private inFlight: InFlight | undefined;
+  private slab = Slab.create(64, 64 * 320);
+  private slabIsNew = true;
+  private pending: Pending[] = [];
+  private closes: number[] = [];
+  private flushScheduled = false;
+  private flushing = false;
+  private closed = false;
+  private nextStreamId = 1;
+  private nextBatchId = 1;
+  private readonly counters: WorkerDenoiserStats = { batches: 0, frames: 0, fallbacks: 0, starts: 0 };
+  private delay = 0;
+
+  private constructor(
+    readonly name: DenoiserBackendName,
+    private readonly o: WorkerDenoiserOptions,
+  ) {
+    this.maxBatch = Math.max(1, Math.floor(o.maxBatch ?? 512));
+  }
+
+  /** Starts the worker and waits until its backend is loaded; rejects when it cannot be. */
+  static async load(o: WorkerDenoiserOptions = {}): Promise<WorkerDenoiser> {
+    const name = o.backend ?? 'spectral';
+    if (name !== 'spectral' && name !== 'rnnoise') throw new RangeError(`unknown denoiser backend '${String(name)}'`);
+    const d = new WorkerDenoiser(name, o);
+    try {
+      // The backend's own constant, as its worker reports it.
+      d.delay = await d.start();
+    } catch (e) {
+      await d.close();
+      throw e;
+    }
+    return d;
+  }
+
+  /** Fixed audio delay of every stream, in ms: the backend's (10 spectral, 12 RNNoise). */
+  get delayMs(): number {
+    return this.delay;
+  }
+
+  createStream(): WorkerDenoiseStream {
+    if (this.closed) throw new Error('WorkerDenoiser is closed');
+    return new WorkerDenoiseStream(this, this.nextStreamId++, Math.round((this.delayMs * SAMPLE_RATE) / 1000));
+  }
+
+  get stats(): WorkerDenoiserStats {
+    return { ...this.counters };
+  }
+
+  /** Terminates the worker. Frames still queued or in flight reject. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = undefined;
+    this.ready = undefined;
+    this.isReady = false;
+    const err = new Error('WorkerDenoiser is closed');
+    this.failInFlight(err);
+    const pending = this.pending;
+    this.pending = [];
+    for (const p of pending) p.reject(err);
+    await worker?.terminate();
+  }
+
+  /**
+   * Test seam: make the worker die while it holds the next batch — `exit` ends the thread,
+   * `throw` raises an uncaught error in it. @internal
+   */
+  crashNextBatchForTest(how: 'exit' | 'throw' = 'exit'): void {
+    this.post({ type: 'crash-next', how });
+  }
+
+  /** Test seam: the worker thread, to watch it exit. @internal */
+  get workerForTest(): Worker | undefined {
+    return this.worker;
+  }
+
+  /** @internal used by WorkerDenoiseStream */
+  enqueue(p: Pending): void {
+    if (this.closed) {
+      p.reject(new Error('WorkerDenoiser is closed'));
+      return;
+    }
+    this.pending.push(p);
+    this.schedule();
+  }
+
+  /** @internal used by WorkerDenoiseStream: free the stream's state in the worker. */
+  release(streamId: number): void {
+    if (this.closed) return;
+    this.closes.push(streamId);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.flushScheduled || this.flushing) return;
+    this.flushScheduled = true;
+    setImmediate(() => void this.flush());
+  }
+
+  /** One batch at a time; what arrives meanwhile joins the next. */
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    this.flushing = true;
+    try {
+      while (!this.closed && (this.pending.length > 0 || this.closes.length > 0)) {
+        const batch = this.pending.splice(0, this.maxBatch);
+        await this.runBatch(batch);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async runBatch(batch: Pending[]): Promise<void> {
+    if (!this.isReady) {
+      // Lost: start a replacement and pass audio through until it is ready. It holds no state,
+      // so frees of streams meant for the lost one are moot.
+      this.closes = [];
+      if (!this.ready && performance.now() >= this.retryAt) this.start().catch(() => {});
+      this.fallback(batch);
+      return;
+    }
+    const worker = this.worker!;
+    // Frees go after the stream's last frame: with frames still queued (a batch over maxBatch)
+    // they wait for the batch that empties the queue.
+    const closes = this.pending.length === 0 ? this.closes : [];
+    if (closes.length > 0) this.closes = [];
+    let total = 0;
+    for (const p of batch) total += p.frame.samples.length;
+    if (batch.length > this.slab.entries || total > this.slab.sampleCapacity) {
+      this.slab = Slab.create(Math.max(batch.length, this.slab.entries * 2), Math.max(total, this.slab.sampleCapacity * 2));
+      this.slabIsNew = true;
+    }
+    const slab = this.slab;
+    const { header, samples } = slab;
+    let at = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const p = batch[i]!;
+      const s = p.frame.samples;
+      const h = i * HEADER_INTS;
+      header[h] = p.stream.id;
+      header[h + 1] = s.length;
+      header[h + 2] = -1;
+      samples.set(s, at);
+      at += s.length;
+    }
+    const id = this.nextBatchId++;
+    this.counters.batches++;
+    this.counters.frames += batch.length;
+    const sab = this.slabIsNew ? { sab: slab.sab, entries: slab.entries, samples: slab.sampleCapacity } : {};
+    this.slabIsNew = false;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.inFlight = { id, resolve, reject };
+        worker.ref();
+        this.post({ type: 'run', id, count: batch.length, closes, ...sab });
+      });
+    } catch (e) {
+      if (this.closed) for (const p of batch) p.reject(e as Error);
+      else this.fallback(batch);
+      return;
+    } finally {
+      // Still ours (not replaced after a crash): idle again, so it holds no process open.
+      if (this.worker === worker) worker.unref();
+    }
+    at = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const p = batch[i]!;
+      const n = p.frame.samples.length;
+      if (header[i * HEADER_INTS + 2] === STATUS_OK) {
+        // The frame contract: the output owns its samples (the slab is reused by the next batch).
+        p.stream.settle(p, samples.slice(at, at + n));
+      } else {
+        this.counters.fallbacks++;
+        p.stream.passThrough(p);
+      }
+      at += n;
+    }
+  }
+
+  private fallback(batch: Pending[]): void {
+    this.counters.fallbacks += batch.length;
+    for (const p of batch) p.stream.passThrough(p);
+  }
+
+  private post(m: ToWorker): void {
+    this.worker?.postMessage(m);
+  }
+
+  /** Starts a worker; resolves with its backend's delay once it is ready. */
+  private start(): Promise<number> {
+    this.counters.starts++;
+    const worker = new Worker(WORKER_URL, { execArgv: workerExecArgv() });
+    worker.unref();
+    this.worker = worker;
+    this.isReady = false;
+    // A fresh worker has seen no slab.
+    this.slabIsNew = true;
+    let everReady = false;
+    let resolveReady!: (delayMs: number) => void;
+    let rejectReady!: (error: Error) => void;
+    const ready = new Promise<number>((resolve, reject) => {
+      resolveReady = resolve;
+      rejectReady = reject;
+    });
+    // Lost (died, failed, or could not load its backend): fail its batch, forget it.
+    const retire = (err: Error): void => {
+      rejectReady(err);
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      this.ready = undefined;
+      this.isReady = false;
+      // Replaced on the next batch (a live call sends one within 20 ms); one that never got
+      // ready is not retried in a tight loop.
+      if (!everReady) this.retryAt = performance.now() + RESTART_BACKOFF_MS;
+      this.failInFlight(err);
+      void worker.terminate();
+    };
+    worker.on('message', (m: FromWorker) => {
+      if (m.type === 'result') this.settleBatch(m.id)?.resolve();
+      else if (m.type === 'error' && m.id !== undefined) this.settleBatch(m.id)?.reject(new Error(m.message));
+      else if (m.type === 'error') retire(new Error(`denoiser failed to load in its worker: ${m.message}`));
+      else if (m.type === 'ready' && this.worker === worker) {
+        everReady = true;
+        this.isReady = true;
+        resolveReady(m.delayMs);
+      }
+    });
+    worker.on('error', (e) => retire(new Error(`denoiser worker failed: ${e.message}`)));
+    worker.on('exit', (code) => retire(new Error(`denoiser worker exited with code ${code}`)));
+    const init: ToWorker = { type: 'init', backend: this.name, ...(this.o.spectral ? { spectral: this.o.spectral } : {}) };
+    worker.postMessage(init);
+    this.ready = ready;
+    return ready;
+  }
+
+  private settleBatch(id: number): InFlight | undefined {
+    const f = this.inFlight;
+    if (!f || f.id !== id) return undefined;
+    this.inFlight = undefined;
+    return f;
+  }
+
+  private failInFlight(err: Error): void {
+    const f = this.inFlight;
+    this.inFlight = undefined;
+    f?.reject(err);
+  }
+}
+
+/**
+ * One call's denoiser in the worker: `process()` resolves with the denoised frame (same length,
+ * `delayMs` later in the audio). Frames may be given before earlier ones resolved; they resolve
+ * in order. `close()` frees the state in the worker.
+ */
+export class WorkerDenoiseStream implements AsyncDenoiserStream {
+  private closed = false;
+  /** The input before the frame being settled (frames are immutable once handed on: no copy). */
+  private previous: Int16Array | undefined;
+
+  constructor(
+    private readonly owner: WorkerDenoiser,
+    /** @internal */ readonly id: number,
+    private readonly delaySamples: number,
+  ) {}
+
+  process(frame: AudioFrame): Promise<AudioFrame> {
+    if (this.closed) return Promise.reject(new Error('WorkerDenoiseStream is closed'));
+    if (frame.sampleRate !== SAMPLE_RATE) return Promise.reject(new RangeError(`denoiser needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate}`));
+    if (frame.samples.length % QUANTUM !== 0) {
+      return Promise.reject(new RangeError(`denoiser frames must be a multiple of ${QUANTUM} samples, got ${frame.samples.length}`));
+    }
+    return new Promise((resolve, reject) => this.owner.enqueue({ stream: this, frame, resolve, reject }));
+  }
+
+  /** Frees the stream's state in the worker (after any frames already given). Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.owner.release(this.id);
+  }
+
+  /** @internal */
+  settle(p: Pending, samples: Int16Array): void {
+    this.previous = p.frame.samples;
+    p.resolve({ samples, sampleRate: SAMPLE_RATE });
+  }
+
+  /**
+   * The frame as a plain delay line: the input `delaySamples` earlier, so the output stays
+   * aligned with denoised frames before and after. @internal
+   */
+  passThrough(p: Pending): void {
+    const cur = p.frame.samples;
+    const d = this.delaySamples;
+    const out = new Int16Array(cur.length);
+    const prev = this.previous;
+    const head = Math.min(d, cur.length);
+    for (let i = 0; i < head; i++) {
+      const j = (prev?.length ?? 0) - d + i;
+      out[i] = prev && j >= 0 ? prev[j]! : 0;
+    }
+    if (cur.length > d) out.set(cur.subarray(0, cur.length - d), d);
+    this.settle(p, out);
+  }
+}

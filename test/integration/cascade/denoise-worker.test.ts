@@ -1,0 +1,42 @@
+/**
+ * A pipeline call with noise cancellation on the virtual clock, with the engine's worker-backed
+ * denoiser and with the in-thread one: the async hop to the worker is tracked work, so the
+ * driver's idle detection holds and both runs give the same timeline, to the millisecond.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadEngineDenoiser, type EngineDenoiser } from '../../../src/audio/denoise.ts';
+import { WorkerDenoiser } from '../../../src/audio/denoise-worker.ts';
+import { runCall, say } from './harness.ts';
+
+let worker: EngineDenoiser;
+let inline: EngineDenoiser;
+beforeAll(async () => {
+  [worker, inline] = await Promise.all([loadEngineDenoiser(), loadEngineDenoiser({ thread: 'inline' })]);
+});
+afterAll(async () => {
+  await Promise.all([worker.close(), inline.close()]);
+});
+
+describe('cascade with the worker-backed denoiser', () => {
+  it('hears the caller exactly as with the in-thread denoiser, on a virtual clock', async () => {
+    expect(worker).toBeInstanceOf(WorkerDenoiser);
+    const run = (denoiser: EngineDenoiser) =>
+      runCall({
+        config: { enable_noise_cancellation: true },
+        deps: { denoiser },
+        script: { items: [say('noise-street', 0), say('utt-opening-hours-street', 2500), say('utt-yes', 9000)], hangUpAtMs: 13_000 },
+      });
+    const before = (worker as WorkerDenoiser).stats;
+    const a = await run(worker);
+    const b = await run(inline);
+    const stats = (worker as WorkerDenoiser).stats;
+    // Every caller frame went through the worker, none fell back.
+    expect(stats.frames - before.frames).toBeGreaterThanOrEqual(13_000 / 20 - 2);
+    expect(stats.fallbacks).toBe(before.fallbacks);
+    const types = a.result.timeline.map((e) => e.type);
+    for (const t of ['vad-speech-start', 'vad-speech-end', 'end-of-turn']) expect(types).toContain(t);
+    expect(a.result.timeline).toEqual(b.result.timeline);
+    expect(a.result.transcript).toEqual(b.result.transcript);
+    expect(a.media.played.length).toBe(b.media.played.length);
+  }, 60_000);
+});

@@ -97,7 +97,11 @@ export interface RtpSessionStats {
   droppedFrames: number;
   /** Decoded frames the inbound consumer was too slow to take (oldest dropped). */
   inboundQueueDropped: number;
-  /** Datagrams the source filter refused (strangers, probation, latch window closed). */
+  /**
+   * Datagrams the source filter refused (strangers, probation, latch window closed). Once the
+   * latch window is over the RTP socket is connected to the one source still accepted
+   * (rtp-session.ts, aimRtp), and the kernel drops anyone else's datagrams unseen: not counted.
+   */
   droppedByFilter: number;
   /** Unparseable datagrams and payload types nobody negotiated. */
   malformed: number;

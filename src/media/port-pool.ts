@@ -18,7 +18,13 @@ export interface PortPoolOptions {
   maxPort: number;
 }
 
-/** The sockets come without an 'error' listener: the owner must add one before using them. */
+/**
+ * The sockets come without an 'error' listener: the owner must add one before using them. They
+ * are bound to their explicit ports, which a UDP socket keeps across connect() and disconnect()
+ * (an RtpSession connects its RTP socket to the far end, see udp-sender.ts). `release()` closes
+ * them: a socket is never handed to a second call, so nothing a call did to it (a connected peer,
+ * listeners) can leak into the next one.
+ */
 export interface RtpPortPair {
   readonly rtpPort: number;
   readonly rtcpPort: number;

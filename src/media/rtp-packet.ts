@@ -3,6 +3,10 @@
  *
  * Parsing never throws: a datagram off the wire is untrusted input, and a malformed one must be
  * counted and dropped by the caller, not crash the receive loop.
+ *
+ * Both directions run once per packet per call (thousands of times a second in a busy process),
+ * so they read and write the header bytes directly: no DataView, no CSRC array for the usual
+ * packet without CSRCs, one Buffer per datagram sent (`rtpDatagram`), taken from Node's pool.
  */
 
 export interface RtpHeaderExtension {
@@ -21,7 +25,8 @@ export interface RtpPacket {
   /** 32-bit, unsigned. */
   ssrc: number;
   marker: boolean;
-  csrcs: number[];
+  /** Parsed packets without CSRCs (nearly all) share one frozen empty array. */
+  csrcs: readonly number[];
   extension?: RtpHeaderExtension;
   /**
    * Payload without padding. When parsed this is a view into the datagram (no copy): the Buffer
@@ -34,7 +39,7 @@ export interface RtpPacket {
 
 export type RtpPacketInit = Omit<RtpPacket, 'csrcs' | 'paddingLength' | 'marker'> & {
   marker?: boolean;
-  csrcs?: number[];
+  csrcs?: readonly number[];
   paddingLength?: number;
 };
 
@@ -49,62 +54,62 @@ export type RtpParseResult = { ok: true; packet: RtpPacket } | { ok: false; erro
 
 export const RTP_HEADER_LENGTH = 12;
 
+const NO_CSRCS: readonly number[] = Object.freeze([]);
+
 export function parseRtp(data: Uint8Array): RtpParseResult {
-  if (data.length < RTP_HEADER_LENGTH) return { ok: false, error: 'too-short' };
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const length = data.length;
+  if (length < RTP_HEADER_LENGTH) return { ok: false, error: 'too-short' };
   const b0 = data[0]!;
   const b1 = data[1]!;
   if (b0 >> 6 !== 2) return { ok: false, error: 'bad-version' };
-  const hasPadding = (b0 & 0x20) !== 0;
-  const hasExtension = (b0 & 0x10) !== 0;
   const csrcCount = b0 & 0x0f;
 
   let offset = RTP_HEADER_LENGTH;
-  if (data.length < offset + csrcCount * 4) return { ok: false, error: 'csrc-overflow' };
-  const csrcs: number[] = [];
-  for (let i = 0; i < csrcCount; i++) {
-    csrcs.push(view.getUint32(offset));
-    offset += 4;
+  if (length < offset + csrcCount * 4) return { ok: false, error: 'csrc-overflow' };
+  let csrcs = NO_CSRCS;
+  if (csrcCount > 0) {
+    const list: number[] = [];
+    for (let i = 0; i < csrcCount; i++, offset += 4) list.push(readUint32(data, offset));
+    csrcs = list;
   }
 
   let extension: RtpHeaderExtension | undefined;
-  if (hasExtension) {
-    if (data.length < offset + 4) return { ok: false, error: 'extension-overflow' };
-    const profile = view.getUint16(offset);
-    const words = view.getUint16(offset + 2);
+  if ((b0 & 0x10) !== 0) {
+    if (length < offset + 4) return { ok: false, error: 'extension-overflow' };
+    const profile = (data[offset]! << 8) | data[offset + 1]!;
+    const words = (data[offset + 2]! << 8) | data[offset + 3]!;
     offset += 4;
-    if (data.length < offset + words * 4) return { ok: false, error: 'extension-overflow' };
+    if (length < offset + words * 4) return { ok: false, error: 'extension-overflow' };
     extension = { profile, data: data.subarray(offset, offset + words * 4) };
     offset += words * 4;
   }
 
-  let end = data.length;
+  let end = length;
   let paddingLength = 0;
-  if (hasPadding) {
+  if ((b0 & 0x20) !== 0) {
     // The last octet counts the padding including itself, so 0 is invalid (RFC 3550 §5.1).
-    paddingLength = data[data.length - 1]!;
-    if (paddingLength === 0 || offset + paddingLength > data.length) return { ok: false, error: 'bad-padding' };
+    paddingLength = data[length - 1]!;
+    if (paddingLength === 0 || offset + paddingLength > length) return { ok: false, error: 'bad-padding' };
     end -= paddingLength;
   }
 
-  return {
-    ok: true,
-    packet: {
-      payloadType: b1 & 0x7f,
-      marker: (b1 & 0x80) !== 0,
-      sequenceNumber: view.getUint16(2),
-      timestamp: view.getUint32(4),
-      ssrc: view.getUint32(8),
-      csrcs,
-      ...(extension ? { extension } : {}),
-      payload: data.subarray(offset, end),
-      paddingLength,
-    },
+  const packet: RtpPacket = {
+    payloadType: b1 & 0x7f,
+    marker: (b1 & 0x80) !== 0,
+    sequenceNumber: (data[2]! << 8) | data[3]!,
+    timestamp: readUint32(data, 4),
+    ssrc: readUint32(data, 8),
+    csrcs,
+    payload: data.subarray(offset, end),
+    paddingLength,
   };
+  // Added only when present: the common packet keeps one shape.
+  if (extension) packet.extension = extension;
+  return { ok: true, packet };
 }
 
 export function serializeRtp(packet: RtpPacketInit): Uint8Array {
-  const csrcs = packet.csrcs ?? [];
+  const csrcs = packet.csrcs ?? NO_CSRCS;
   if (csrcs.length > 15) throw new RangeError('RTP allows at most 15 CSRCs');
   const ext = packet.extension;
   if (ext && ext.data.length % 4 !== 0) throw new RangeError('RTP header extension must be a multiple of 4 bytes');
@@ -113,28 +118,63 @@ export function serializeRtp(packet: RtpPacketInit): Uint8Array {
 
   const extLength = ext ? 4 + ext.data.length : 0;
   const headerLength = RTP_HEADER_LENGTH + csrcs.length * 4 + extLength;
-  const out = new Uint8Array(headerLength + packet.payload.length + paddingLength);
-  const view = new DataView(out.buffer);
-
-  out[0] = 0x80 | (paddingLength > 0 ? 0x20 : 0) | (ext ? 0x10 : 0) | csrcs.length;
-  out[1] = (packet.marker ? 0x80 : 0) | (packet.payloadType & 0x7f);
-  view.setUint16(2, packet.sequenceNumber & 0xffff);
-  view.setUint32(4, packet.timestamp >>> 0);
-  view.setUint32(8, packet.ssrc >>> 0);
+  const out = Buffer.allocUnsafe(headerLength + packet.payload.length + paddingLength);
+  const b0 = 0x80 | (paddingLength > 0 ? 0x20 : 0) | (ext ? 0x10 : 0) | csrcs.length;
+  writeFixedHeader(out, b0, packet.marker ?? false, packet.payloadType, packet.sequenceNumber, packet.timestamp, packet.ssrc);
   let offset = RTP_HEADER_LENGTH;
   for (const csrc of csrcs) {
-    view.setUint32(offset, csrc >>> 0);
+    writeUint32(out, offset, csrc);
     offset += 4;
   }
   if (ext) {
-    view.setUint16(offset, ext.profile & 0xffff);
-    view.setUint16(offset + 2, ext.data.length / 4);
+    const words = ext.data.length / 4;
+    out[offset] = (ext.profile >>> 8) & 0xff;
+    out[offset + 1] = ext.profile & 0xff;
+    out[offset + 2] = (words >>> 8) & 0xff;
+    out[offset + 3] = words & 0xff;
     out.set(ext.data, offset + 4);
     offset += extLength;
   }
   out.set(packet.payload, offset);
-  if (paddingLength > 0) out[out.length - 1] = paddingLength;
+  if (paddingLength > 0) {
+    // allocUnsafe: every byte is written, the padding's included (zeros, then the count).
+    out.fill(0, offset + packet.payload.length);
+    out[out.length - 1] = paddingLength;
+  }
   return out;
+}
+
+/**
+ * One outbound datagram as the send path makes it: the fixed header (no CSRCs, extension or
+ * padding) from the fields as they are, and the payload after it, written once into one Buffer.
+ * The Buffer is new each time (a slice of Node's pool, not an ArrayBuffer of its own) because
+ * dgram keeps a reference to it until the datagram has left.
+ */
+export function rtpDatagram(payloadType: number, marker: boolean, sequenceNumber: number, timestamp: number, ssrc: number, payload: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(RTP_HEADER_LENGTH + payload.length);
+  writeFixedHeader(out, 0x80, marker, payloadType, sequenceNumber, timestamp, ssrc);
+  out.set(payload, RTP_HEADER_LENGTH);
+  return out;
+}
+
+function writeFixedHeader(out: Uint8Array, b0: number, marker: boolean, payloadType: number, sequenceNumber: number, timestamp: number, ssrc: number): void {
+  out[0] = b0;
+  out[1] = (marker ? 0x80 : 0) | (payloadType & 0x7f);
+  out[2] = (sequenceNumber >>> 8) & 0xff;
+  out[3] = sequenceNumber & 0xff;
+  writeUint32(out, 4, timestamp);
+  writeUint32(out, 8, ssrc);
+}
+
+function writeUint32(out: Uint8Array, at: number, value: number): void {
+  out[at] = (value >>> 24) & 0xff;
+  out[at + 1] = (value >>> 16) & 0xff;
+  out[at + 2] = (value >>> 8) & 0xff;
+  out[at + 3] = value & 0xff;
+}
+
+function readUint32(data: Uint8Array, at: number): number {
+  return ((data[at]! << 24) | (data[at + 1]! << 16) | (data[at + 2]! << 8) | data[at + 3]!) >>> 0;
 }
 
 /**

@@ -25,13 +25,25 @@
  * μ-law pass-through (`writeMulaw`): 20 ms of G.711 μ-law share the queue with frames. On a PCMU
  * call they are the payloads as they are (no decode, no encode; only re-cut for a ptime other
  * than 20); on any other codec (after a re-INVITE) they are decoded and encoded like a frame.
- * Such audio was made ahead of time by its source (a speech model), so when it arrives while the
- * line carries silence, the first packet of the talkspurt goes out at once, stamped with the next
- * slot's timestamp and the marker bit, instead of waiting up to a ptime for that slot. The rest of
- * the talkspurt then rides the slots one ahead, and the first slot with nothing to say afterwards
- * sends nothing, which puts silence (and DTMF) back on the grid. Timestamps never repeat or jump:
- * the far end sees a talkspurt arriving up to one ptime early, which a jitter buffer that resyncs
- * on the marker plays that much sooner, and any other simply holds until its time.
+ *
+ * A talkspurt's first packet goes at once (`write` and `writeMulaw` alike). Audio arriving while
+ * the line carries silence (marker pending, nothing queued, no DTMF under way, ptime ≤ 20, so one
+ * write makes a whole packet) was made ahead of time by its source (a speech model, a TTS), and
+ * waiting for the call's next slot would only add up to a ptime (10 ms on average) to the reply.
+ * So its first packet goes out with the write, stamped with the next slot's timestamp and the
+ * marker bit. The rest of the talkspurt then rides the slots one ahead ("ahead"), and the first
+ * slot with nothing to say afterwards sends nothing (its packet already went), which puts silence
+ * (and DTMF) back on the grid. Audio written after that empty slot but before the next one
+ * continues the talkspurt at once, one ahead again and without a marker: a real-time writer (an
+ * echo, a bridge) writing one frame per ptime just after each slot thus sends each at write time,
+ * with one marker at its start, rather than a marked "talkspurt" per packet. Timestamps never
+ * repeat or jump: the far end sees a talkspurt arriving up to one ptime early, which a jitter
+ * buffer that resyncs on the marker plays that much sooner, and any other simply holds until its
+ * time. The media clock the RTCP report gives (`rtpTimestampAt`) stays on the grid throughout.
+ *
+ * Per packet this allocates little: the payload the encoder returns (nothing at all for cached
+ * comfort silence or μ-law passed through) and, in the session, the datagram. `send` gets one
+ * packet object, reused for every packet.
  */
 import { FRAME_MS, type AudioFrame } from '../audio/frame.ts';
 import { ulaw } from './codecs/g711.ts';
@@ -53,6 +65,10 @@ export interface OutboundPacket {
 
 export interface OutboundOptions {
   clock: Clock;
+  /**
+   * Sends one packet, synchronously. The object is the path's own and is reused for the next
+   * packet: read the fields now, keep (a copy of) what you need.
+   */
   send: (packet: OutboundPacket) => void;
   /** write() refuses frames beyond this much queued audio (default 60 s). */
   maxQueuedMs?: number;
@@ -78,11 +94,6 @@ interface DtmfSlot {
   first: boolean;
   done?: () => void;
   fail?: (error: Error) => void;
-}
-
-interface Encoded {
-  payload: Uint8Array;
-  audio: boolean;
 }
 
 /** 20 ms of μ-law from writeMulaw, queued as it came. */
@@ -115,8 +126,19 @@ export class OutboundPath implements OutboundAudio {
   private rawRest: Uint8Array | undefined;
   /** A talkspurt started early: packets go out one slot ahead of the grid (see the header). */
   private ahead = false;
+  /**
+   * The last slot ended an early talkspurt by sending nothing: audio written before the next
+   * slot continues the talkspurt at once, without a marker (see the header).
+   */
+  private rejoin = false;
   /** Payloads encoded but not yet sent (ptime < 20 makes two per frame). */
-  private spill: Encoded[] = [];
+  private spill: Uint8Array[] = [];
+  /**
+   * Whether the payloads in `spill`, and the last one taken from it, are queued audio rather
+   * than silence. One encode (of one queued item, or of silence) fills an empty spill, so they
+   * all are or none is.
+   */
+  private spillAudio = false;
   private readonly dtmf: DtmfSlot[] = [];
   private dtmfTimestamp = 0;
   private timestamp: number;
@@ -132,6 +154,8 @@ export class OutboundPath implements OutboundAudio {
   private lag = 0;
   private emptySlots = 0;
   private readonly onSlot = (lateMs: number, skipped: number): void => this.slot(lateMs, skipped);
+  /** The one packet object `send` gets (see OutboundOptions.send). */
+  private readonly packet: OutboundPacket = { payloadType: 0, marker: false, timestamp: 0, payload: new Uint8Array(0) };
   readonly counters = { framesDropped: 0, dtmfSent: 0, lateFramesDropped: 0 };
 
   constructor(media: NegotiatedMedia, options: OutboundOptions) {
@@ -149,7 +173,7 @@ export class OutboundPath implements OutboundAudio {
   }
 
   get playing(): boolean {
-    return this.queue.length > 0 || this.spill.some((e) => e.audio);
+    return this.queue.length > 0 || (this.spillAudio && this.spill.length > 0);
   }
 
   get codec(): string {
@@ -169,7 +193,9 @@ export class OutboundPath implements OutboundAudio {
   }
 
   write(frame: AudioFrame): boolean {
-    return this.enqueue(frame);
+    if (!this.enqueue(frame)) return false;
+    this.startTalkspurtNow();
+    return true;
   }
 
   writeMulaw(payload: Uint8Array): boolean {
@@ -189,16 +215,21 @@ export class OutboundPath implements OutboundAudio {
   }
 
   /**
-   * Pass-through audio arriving while the line is silent: its first packet goes now, one slot
-   * early (see the header). Only at ptime ≤ 20, where one queued write makes a whole packet.
+   * Audio arriving while the line is silent (or right after an early talkspurt's empty slot): its
+   * first packet goes now, one slot early (see the header). Only at ptime ≤ 20, where one queued
+   * write makes a whole packet, and only between slots: not before the grid exists, nor while the
+   * next slot is overdue (the event loop stalled; the slot, when it runs, skips ahead to real time).
    */
   private startTalkspurtNow(): void {
-    if (this.ahead || !this.marker || this.lastSlotMs === undefined || this.media.ptimeMs > FRAME_MS) return;
+    const ptime = this.media.ptimeMs;
+    if (this.ahead || !(this.marker || this.rejoin) || this.lastSlotMs === undefined || ptime > FRAME_MS) return;
     if (this.queue.length !== 1 || this.dtmf.length > 0 || this.spill.length > 0 || this.rawRest) return;
-    const encoded = this.nextPayload();
-    if (!encoded) return;
-    this.sendFn({ payloadType: this.media.payloadType, marker: true, timestamp: this.timestamp, payload: encoded.payload });
+    if (this.clock.monotonic() - this.lastSlotMs >= ptime) return;
+    const payload = this.nextPayload();
+    if (!payload) return;
+    this.emit(this.media.payloadType, this.marker, this.timestamp, payload);
     this.marker = false;
+    this.rejoin = false;
     this.ahead = true;
     this.timestamp = (this.timestamp + this.transcoder.ticksPerPacket) >>> 0;
     this.wake();
@@ -240,14 +271,16 @@ export class OutboundPath implements OutboundAudio {
   }
 
   flush(): number {
-    const spilled = this.spill.filter((e) => e.audio).length;
+    // A packet already sent one slot early is gone, not dropped: only what waits counts.
+    const spilled = this.spillAudio ? this.spill.length : 0;
     const dropped = this.queue.length + Math.round((spilled * this.media.ptimeMs) / FRAME_MS);
     this.queue.length = 0;
-    this.spill = [];
+    this.spill.length = 0;
     this.rawRest = undefined;
     this.transcoder.reset();
     this.counters.framesDropped += dropped;
     this.marker = true;
+    this.rejoin = false;
     this.lag = 0;
     this.wake();
     return dropped;
@@ -287,6 +320,7 @@ export class OutboundPath implements OutboundAudio {
       this.ticker.stop();
       this.flush();
       this.ahead = false;
+      this.rejoin = false;
       if (this.dtmf.length > 0) this.failDtmf(new AppError('media stopped sending (hold)', 409, 'MEDIA_NOT_SENDING'));
       return;
     }
@@ -307,9 +341,10 @@ export class OutboundPath implements OutboundAudio {
     if (old.codec !== media.codec || old.ptimeMs !== media.ptimeMs) {
       this.transcoder.close();
       this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs);
-      this.spill = [];
+      this.spill.length = 0;
       this.rawRest = undefined;
       this.marker = true;
+      this.rejoin = false;
     }
     if (old.ptimeMs !== media.ptimeMs) {
       const wasRunning = this.ticker.isRunning;
@@ -326,7 +361,7 @@ export class OutboundPath implements OutboundAudio {
     this.sending = false;
     this.ticker.stop();
     this.queue.length = 0;
-    this.spill = [];
+    this.spill.length = 0;
     // Most calls end with nothing pending: no error (and no stack trace) built for nobody.
     if (this.dtmf.length > 0) this.failDtmf(new AppError('media closed', 409, 'MEDIA_CLOSED'));
     this.transcoder.close();
@@ -335,28 +370,41 @@ export class OutboundPath implements OutboundAudio {
 
   private slot(_lateMs: number, skipped: number): void {
     this.lastSlotMs = this.clock.monotonic();
+    // Audio written after the previous slot would have gone already; from here on it waits.
+    this.rejoin = false;
     if (skipped > 0) this.skip(skipped);
     if (this.lag > 0) this.payLag();
     if (this.ahead && (this.dtmf.length > 0 || !this.playing)) {
       // The early talkspurt is over: this slot's packet already went, so silence and DTMF
-      // continue on the grid from the next one. The timestamp already stands there.
+      // continue on the grid from the next one. The timestamp already stands there. Audio written
+      // before that slot carries on from here (no gap, no marker); DTMF starts anew.
       this.ahead = false;
-      this.marker = true;
+      if (this.dtmf.length > 0) this.marker = true;
+      else this.rejoin = !this.marker;
       this.wake();
       return;
     }
     const dtmf = this.dtmf.shift();
     if (dtmf) this.sendDtmfSlot(dtmf);
     else {
-      const encoded = this.nextPayload();
-      if (encoded) {
-        this.sendFn({ payloadType: this.media.payloadType, marker: this.marker && encoded.audio, timestamp: this.timestamp, payload: encoded.payload });
-        if (encoded.audio) this.marker = false;
-        else this.marker = true;
+      const payload = this.nextPayload();
+      if (payload) {
+        const audio = this.spillAudio;
+        this.emit(this.media.payloadType, this.marker && audio, this.timestamp, payload);
+        this.marker = !audio;
       }
     }
     this.timestamp = (this.timestamp + this.transcoder.ticksPerPacket) >>> 0;
     this.wake();
+  }
+
+  private emit(payloadType: number, marker: boolean, timestamp: number, payload: Uint8Array): void {
+    const packet = this.packet;
+    packet.payloadType = payloadType;
+    packet.marker = marker;
+    packet.timestamp = timestamp;
+    packet.payload = payload;
+    this.sendFn(packet);
   }
 
   /** Slots that went by unserved during a stall: the timestamp follows real time, the marker flags the gap. */
@@ -393,31 +441,35 @@ export class OutboundPath implements OutboundAudio {
     // The event is stamped with the slot it starts in; its packets all keep that timestamp.
     if (slot.first) this.dtmfTimestamp = this.timestamp;
     if (slot.payload) {
-      this.sendFn({ payloadType: this.media.dtmfPayloadType!, marker: slot.first, timestamp: this.dtmfTimestamp, payload: slot.payload });
+      this.emit(this.media.dtmfPayloadType!, slot.first, this.dtmfTimestamp, slot.payload);
     } else {
       const silence = this.nextPayload(true);
-      if (silence) this.sendFn({ payloadType: this.media.payloadType, marker: false, timestamp: this.timestamp, payload: silence.payload });
+      if (silence) this.emit(this.media.payloadType, false, this.timestamp, silence);
     }
     if (slot.first) this.counters.dtmfSent++;
     this.marker = true;
     slot.done?.();
   }
 
-  /** One packet's worth: queued audio if any, else silence, through the one encoder. */
-  private nextPayload(silenceOnly = false): Encoded | undefined {
+  /**
+   * One packet's worth: queued audio if any, else silence, through the one encoder.
+   * `spillAudio` tells which it is.
+   */
+  private nextPayload(silenceOnly = false): Uint8Array | undefined {
     const maxFrames = Math.ceil(this.media.ptimeMs / FRAME_MS) + 1;
     for (let i = 0; this.spill.length === 0 && i < maxFrames; i++) {
       const item = silenceOnly ? undefined : this.queue.shift();
       if (item && isRaw(item)) {
+        this.spillAudio = true;
         this.spillRaw(item.raw);
         continue;
       }
       const frame = item;
+      this.spillAudio = frame !== undefined;
       if (frame && this.rawRest) this.spillRawRest();
-      const audio = frame !== undefined;
       try {
         const payloads = frame ? this.transcoder.encode(frame) : this.transcoder.encodeSilence();
-        for (const payload of payloads) this.spill.push({ payload, audio });
+        for (let p = 0; p < payloads.length; p++) this.spill.push(payloads[p]!);
       } catch {
         // A frame the encoder rejects (e.g. wrong length) is dropped rather than stopping the call.
         this.counters.framesDropped++;
@@ -430,7 +482,7 @@ export class OutboundPath implements OutboundAudio {
   private spillRaw(raw: Uint8Array): void {
     if (this.media.codec.name !== 'PCMU') {
       try {
-        for (const payload of this.transcoder.encode({ samples: ulaw.decode(raw), sampleRate: 8000 })) this.spill.push({ payload, audio: true });
+        for (const payload of this.transcoder.encode({ samples: ulaw.decode(raw), sampleRate: 8000 })) this.spill.push(payload);
       } catch {
         this.counters.framesDropped++;
       }
@@ -438,10 +490,10 @@ export class OutboundPath implements OutboundAudio {
     }
     // Audio the encoder still holds goes first (a frame written before, at an odd ptime).
     const held = this.transcoder.flush();
-    if (held) this.spill.push({ payload: held, audio: true });
+    if (held) this.spill.push(held);
     const size = this.media.ptimeMs * 8;
     if (size === raw.length && !this.rawRest) {
-      this.spill.push({ payload: raw, audio: true });
+      this.spill.push(raw);
       return;
     }
     let bytes = raw;
@@ -450,7 +502,7 @@ export class OutboundPath implements OutboundAudio {
       this.rawRest = undefined;
     }
     let at = 0;
-    for (; at + size <= bytes.length; at += size) this.spill.push({ payload: bytes.subarray(at, at + size), audio: true });
+    for (; at + size <= bytes.length; at += size) this.spill.push(bytes.subarray(at, at + size));
     if (at < bytes.length) this.rawRest = bytes.subarray(at);
   }
 
@@ -460,7 +512,7 @@ export class OutboundPath implements OutboundAudio {
     this.rawRest = undefined;
     const payload = Buffer.alloc(this.media.ptimeMs * 8, ULAW_ZERO);
     payload.set(rest);
-    this.spill.push({ payload, audio: true });
+    this.spill.push(payload);
   }
 
   private failDtmf(error: Error): void {
@@ -470,6 +522,8 @@ export class OutboundPath implements OutboundAudio {
   }
 
   private wake(): void {
+    // Every slot wakes; nearly always nobody waits, and then nothing is allocated.
+    if (this.waiters.length === 0) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();

@@ -12,6 +12,12 @@
  * rtp-session-inbound.ts); outbound sends one packet per ptime while we may send, comfort
  * silence included (see rtp-session-outbound.ts). SSRC, first sequence number and first
  * timestamp are random per session (RFC 3550 §5.1), so a stranger cannot predict them.
+ *
+ * RTP goes out through a UdpSender (udp-sender.ts), which connects the RTP socket to the far end
+ * once that is the only source the source filter can still accept: after that dgram no longer
+ * resolves the address of every datagram. On Linux a connected socket receives only from its
+ * peer, hence the care; see `aimRtp()` for the rule. RTCP (a report every few seconds) stays on
+ * addressed sends.
  */
 import { randomBytes } from 'node:crypto';
 import type dgram from 'node:dgram';
@@ -21,7 +27,7 @@ import type { AudioFrame } from '../audio/frame.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
 import type { PortPool, RtpPortPair } from './port-pool.ts';
-import { looksLikeRtcp, parseRtp, serializeRtp, type RtpPacket } from './rtp-packet.ts';
+import { looksLikeRtcp, parseRtp, rtpDatagram, type RtpPacket } from './rtp-packet.ts';
 import { InboundPath } from './rtp-session-inbound.ts';
 import { OutboundPath, type OutboundPacket } from './rtp-session-outbound.ts';
 import { DropOldestQueue } from './rtp-session-queue.ts';
@@ -31,6 +37,7 @@ import type { SlotTicker } from './rtp-session-ticker.ts';
 import type { NegotiatedMedia } from './sdp-negotiate.ts';
 import { canSend, isHoldAddress } from './sdp.ts';
 import type { TransportAddress } from './source-filter.ts';
+import { UdpSender } from './udp-sender.ts';
 
 export type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
 
@@ -78,6 +85,13 @@ export interface LocalPorts {
 
 type State = 'new' | 'allocated' | 'started' | 'closed';
 
+/**
+ * How long after start (or a re-INVITE) the source filter may still latch to another source: its
+ * default `latchWindowMs`, which InboundPath leaves as it is (test/unit/media/rtp-session-connect
+ * pins the two together). See aimRtp().
+ */
+export const LATCH_WINDOW_MS = 3000;
+
 export class RtpSession extends EventEmitter<RtpSessionEvents> {
   readonly inbound: AsyncIterable<AudioFrame>;
   readonly outbound: OutboundAudio;
@@ -94,6 +108,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private rtcp: RtcpReporter | undefined;
   private playout: SlotTicker | undefined;
   private rtcpTarget: TransportAddress | undefined;
+  private rtpOut: UdpSender | undefined;
+  /** Start of the latch window as we count it: start(), and every update() (see aimRtp()). */
+  private latchWindowStartMs = 0;
+  /** When aimRtp() is due again because the latch window ends (Infinity: not waiting for that). */
+  private reaimAfterMs = Infinity;
   private sequence: number;
   private readonly initialTimestamp: number;
   private readonly sent = { packets: 0, bytes: 0, errors: 0 };
@@ -143,9 +162,18 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }
     this.pair = pair;
     this.state = 'allocated';
-    for (const socket of [pair.rtp, pair.rtcp]) {
-      socket.on('error', (error) => this.fail(error));
-    }
+    pair.rtp.on('error', (error) => {
+      // Only a connected socket hears of ICMP port unreachable (as a failed receive): the peer is
+      // not listening (now). Counted like a failed send, and the sender goes back to addressed
+      // sends, which ignore ICMP as before, instead of an error (with a stack) per datagram.
+      if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') {
+        this.sent.errors++;
+        this.rtpOut?.refused();
+        return;
+      }
+      this.fail(error);
+    });
+    pair.rtcp.on('error', (error) => this.fail(error));
     pair.rtp.on('message', (msg, rinfo) => this.onRtp(msg, rinfo));
     pair.rtcp.on('message', (msg, rinfo) => this.onRtcp(msg, rinfo));
     return this.local;
@@ -163,9 +191,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const now = this.clock.monotonic();
     this.in = new InboundPath(media, now, this.queue, {
       dtmf: (digit, durationMs) => this.emit('dtmf', { digit, durationMs }),
-      latched: (source) => this.emit('sourceLatched', source),
+      latched: (source) => {
+        this.aimRtp(this.clock.monotonic());
+        this.emit('sourceLatched', source);
+      },
       packet: (packet, nowMs) => this.tap?.packet(packet, nowMs),
     });
+    this.rtpOut = new UdpSender(this.pair!.rtp, this.onSent);
+    this.latchWindowStartMs = now;
+    this.aimRtp(now);
     this.out = new OutboundPath(media, {
       clock: this.clock,
       send: (packet) => this.sendRtp(packet),
@@ -217,6 +251,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.out!.update(media);
     this.out!.setSending(this.maySend(media));
     this.timedOut = false;
+    this.latchWindowStartMs = now;
+    this.aimRtp(now);
   }
 
   /** Attach (or with undefined, detach) the inbound observer; a started session reports its media at once. */
@@ -277,6 +313,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.playout?.stop();
     this.rtcp?.stop();
     this.out?.close();
+    this.rtpOut?.close();
     this.in?.close();
     this.queue.end();
     if (!this.pair && this.allocating) {
@@ -305,6 +342,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private playoutSlot(): void {
     const inbound = this.in!;
     const now = this.clock.monotonic();
+    if (now > this.reaimAfterMs) this.aimRtp(now);
     inbound.playout(now);
     const limit = this.options.rtpTimeoutMs ?? 30_000;
     if (limit <= 0) return;
@@ -327,7 +365,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.in!.counters.malformed++;
       return;
     }
-    this.in!.receive(parsed.packet, { address: rinfo.address, port: rinfo.port }, this.clock.monotonic());
+    // rinfo is a TransportAddress already (and fresh per datagram): no copy.
+    this.in!.receive(parsed.packet, rinfo, this.clock.monotonic());
   }
 
   private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -338,17 +377,44 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.rtcp!.receive(msg)) this.rtcpTarget = from;
   }
 
+  /** Per packet: header and payload into one new datagram, to where aimRtp() pointed. */
   private sendRtp(packet: OutboundPacket): void {
-    const pair = this.pair;
-    const media = this.media;
-    if (!pair || !media) return;
-    // Symmetric RTP: once the source is latched, answer it there, which is what gets through NAT.
-    const target = this.in?.latched ?? media.remote;
-    const bytes = serializeRtp({ ...packet, sequenceNumber: this.sequence, ssrc: this.ssrc });
+    const out = this.rtpOut;
+    if (!out) return;
+    const bytes = rtpDatagram(packet.payloadType, packet.marker, this.sequence, packet.timestamp, this.ssrc, packet.payload);
     this.sequence = (this.sequence + 1) & 0xffff;
     this.sent.packets++;
     this.sent.bytes += packet.payload.length;
-    pair.rtp.send(bytes, target.port, target.address, this.onSent);
+    out.send(bytes);
+  }
+
+  /**
+   * Points the RTP sender, on start, on every latch and re-INVITE, and once the latch window
+   * ends. Symmetric RTP: once the source is latched we answer it there, which is what gets
+   * through NAT; before, the SDP address.
+   *
+   * The socket may be connected there only when that changes nothing but the cost of a send.
+   * Connected, Linux drops every datagram from anyone else before we see it, so that must be the
+   * only source the filter (source-filter.ts) would accept anyway. That holds once its latch
+   * window is over: latched or not, nothing can latch any more except the SDP address while
+   * nothing is latched, and that is where we send then. Before, it does not: a stranger may
+   * still pass probation (NAT) and the SDP address may reclaim a probation latch. (Latched to the
+   * SDP address itself, the filter too is settled at once, but waiting out the window keeps
+   * early strangers counted in `droppedByFilter`; once connected they are dropped unseen.)
+   * Our window restarts with every re-INVITE, so it never ends before the filter's (which restarts
+   * only when the remote address moves). It is only connected while we send at all.
+   *
+   * One difference remains, accepted: RTCP that a peer multiplexes onto our RTP port from another
+   * port than its RTP one (the filter takes RTCP from the source's IP on any port) no longer
+   * arrives. rtcp-mux (RFC 5761) sends both from one port.
+   */
+  private aimRtp(now: number): void {
+    const media = this.media;
+    const out = this.rtpOut;
+    if (!media || !out || this.state !== 'started') return;
+    const settled = now - this.latchWindowStartMs > LATCH_WINDOW_MS;
+    out.aim(this.in!.latched ?? media.remote, settled && this.maySend(media));
+    this.reaimAfterMs = settled ? Infinity : this.latchWindowStartMs + LATCH_WINDOW_MS;
   }
 
   private rtcpDestination(): TransportAddress | undefined {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { looksLikeRtcp, parseRtp, seqDelta, serializeRtp, timestampDelta } from '../../../src/media/rtp-packet.ts';
+import { looksLikeRtcp, parseRtp, rtpDatagram, seqDelta, serializeRtp, timestampDelta } from '../../../src/media/rtp-packet.ts';
 import { prng } from './prng.ts';
 
 function hex(s: string): Uint8Array {
@@ -51,6 +51,31 @@ describe('RTP packet', () => {
     expect([...(p.extension?.data ?? [])]).toEqual([0x10, 0xaa, 0, 0]);
     expect([...p.payload]).toEqual([1, 2, 3]);
     expect(p.paddingLength).toBe(5);
+  });
+
+  it('rtpDatagram writes the same bytes as serializeRtp, header and payload in one buffer', () => {
+    const payload = Uint8Array.from({ length: 160 }, (_, i) => i);
+    for (const [pt, marker, seq, ts, ssrc] of [
+      [0, false, 0, 0, 0],
+      [101, true, 65535, 0xffffffff, 0xffffffff],
+      [8, false, 0x1234, 0x89abcdef, 0x80000001],
+    ] as const) {
+      const fast = rtpDatagram(pt, marker, seq, ts, ssrc, payload);
+      expect(Buffer.isBuffer(fast)).toBe(true);
+      expect([...fast]).toEqual([...serializeRtp({ payloadType: pt, marker, sequenceNumber: seq, timestamp: ts, ssrc, payload })]);
+      const parsed = parseRtp(fast);
+      expect(parsed.ok && parsed.packet).toMatchObject({ payloadType: pt, marker, sequenceNumber: seq, timestamp: ts, ssrc, paddingLength: 0 });
+      expect(parsed.ok && parsed.packet.extension).toBeUndefined();
+    }
+    // A fresh buffer each time: dgram may still hold the last one.
+    expect(rtpDatagram(0, false, 1, 1, 1, payload)).not.toBe(rtpDatagram(0, false, 1, 1, 1, payload));
+  });
+
+  it('writes zeros into the padding before its count (the buffer comes uninitialised from the pool)', () => {
+    for (let i = 0; i < 20; i++) {
+      const bytes = serializeRtp({ payloadType: 0, sequenceNumber: i, timestamp: 0, ssrc: 1, payload: Uint8Array.of(9), paddingLength: 8 });
+      expect([...bytes.subarray(13)]).toEqual([0, 0, 0, 0, 0, 0, 0, 8]);
+    }
   });
 
   it('rejects malformed packets with a reason instead of throwing', () => {

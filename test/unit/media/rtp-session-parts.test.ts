@@ -65,7 +65,7 @@ describe('OutboundPath', () => {
   function setup(over: Partial<NegotiatedMedia> = {}) {
     const clock = new ManualClock();
     const sent: OutboundPacket[] = [];
-    const out = new OutboundPath(media(over), { clock, send: (p) => sent.push(p), initialTimestamp: 1000 });
+    const out = new OutboundPath(media(over), { clock, send: (p) => sent.push({ ...p }), initialTimestamp: 1000 });
     out.setSending(true);
     return { clock, sent, out };
   }

@@ -1,0 +1,281 @@
+/**
+ * Connected RTP sockets over loopback: the session connects its RTP socket to the far end once
+ * the source filter's latch window is over (then dgram no longer resolves every datagram's
+ * address), a re-INVITE to another port or a hold disconnects it, strangers stay refused, and a
+ * peer that stops listening puts it back on addressed sends. Time runs on a ManualClock; the
+ * sockets are real.
+ */
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pcmu } from '../../../src/media/codecs/pcmu.ts';
+import { PortPool, type RtpPortPair } from '../../../src/media/port-pool.ts';
+import { serializeRtp, type RtpPacket } from '../../../src/media/rtp-packet.ts';
+import { LATCH_WINDOW_MS, RtpSession } from '../../../src/media/rtp-session.ts';
+import type { NegotiatedMedia } from '../../../src/media/sdp-negotiate.ts';
+import type { TransportAddress } from '../../../src/media/source-filter.ts';
+import { UdpSender } from '../../../src/media/udp-sender.ts';
+import { ManualClock } from '../../../src/util/clock.ts';
+import { RtpPeer, sleep } from '../../support/rtp-peer.ts';
+import { BASE, HOST } from './rtp-session-setup.ts';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function udp(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  s.on('error', () => undefined);
+  s.bind(0, HOST);
+  await once(s, 'listening');
+  cleanups.push(() => new Promise<void>((resolve) => s.close(() => resolve())));
+  return s;
+}
+
+/** Resolves once `check()` holds (real time: datagrams cross loopback), or fails after 2 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await sleep(10);
+  expect(check(), what).toBe(true);
+}
+
+/**
+ * Moves the session's clock on in 200 ms steps (10 packets each), letting the loopback sockets
+ * drain in between: one jump of seconds would burst more datagrams than a receive buffer holds.
+ */
+async function advance(clock: ManualClock, ms: number): Promise<void> {
+  for (let left = ms; left > 0; left -= 200) {
+    clock.advance(Math.min(200, left));
+    await sleep(5);
+  }
+}
+
+async function open() {
+  const clock = new ManualClock(0);
+  const pool = new PortPool({ host: HOST, minPort: BASE + 400, maxPort: BASE + 439 });
+  let pair: RtpPortPair | undefined;
+  const allocate = pool.allocate.bind(pool);
+  pool.allocate = async (signal) => (pair = await allocate(signal));
+  const peer = await RtpPeer.open(HOST);
+  const session = new RtpSession({ pool, publicAddress: HOST, clock, rtpTimeoutMs: 0 });
+  const errors: Error[] = [];
+  session.on('error', (e) => errors.push(e));
+  const accepted: RtpPacket[] = [];
+  session.tapInbound({ media: () => undefined, packet: (p) => accepted.push(p) });
+  const local = await session.allocate();
+  peer.connect({ address: HOST, port: local.rtpPort, rtcpPort: local.rtcpPort });
+  session.start(peer.media(pcmu));
+  cleanups.push(async () => {
+    await session.close();
+    await peer.close();
+    expect(pool.inUse).toBe(0);
+  });
+  /** Where the session's RTP socket is connected to (undefined: not connected). */
+  const connectedTo = (): TransportAddress | undefined => {
+    try {
+      const { address, port } = pair!.rtp.remoteAddress();
+      return { address, port };
+    } catch {
+      return undefined;
+    }
+  };
+  return { clock, session, peer, errors, accepted, connectedTo, local };
+}
+
+const payload = new Uint8Array(160).fill(0x55);
+
+describe('RtpSession over a connected socket', () => {
+  it('connects once the latch window is over, moves with a re-INVITE, disconnects on hold; strangers stay refused', async () => {
+    const { clock, session, peer, errors, accepted, connectedTo, local } = await open();
+    const stranger = await udp();
+    const strangerSends = (n: number, seq: number): void => {
+      for (let i = 0; i < n; i++) stranger.send(serializeRtp({ payloadType: 0, sequenceNumber: seq + i, timestamp: 0, ssrc: 0xbad, payload }), local.rtpPort, HOST);
+    };
+
+    clock.advance(0);
+    for (let i = 0; i < 3; i++) peer.sendPacket(0, 160 * i, payload);
+    strangerSends(3, 100);
+    await until(() => accepted.length === 3 && session.stats().droppedByFilter === 3, 'the peer heard, the stranger refused');
+    // Latched to the SDP address, but the window is open: not connected yet.
+    expect(connectedTo()).toBeUndefined();
+    await until(() => peer.received.length >= 1, 'our first packet');
+
+    await advance(clock, LATCH_WINDOW_MS + 20);
+    await until(() => connectedTo() !== undefined, 'connected after the window');
+    expect(connectedTo()).toEqual({ address: HOST, port: peer.rtpPort });
+
+    // Sending goes on over the connected socket: one packet per slot, sequence unbroken.
+    await until(() => peer.received.length >= 152, 'the packets of the window');
+    const seqs = peer.received.map((p) => p.sequenceNumber);
+    expect(seqs).toEqual(seqs.map((_, i) => (seqs[0]! + i) & 0xffff));
+    const before = peer.received.length;
+    clock.advance(100);
+    await until(() => peer.received.length === before + 5, 'five more over the connected socket');
+    expect(peer.received.map((p) => (p.sequenceNumber - seqs[0]!) & 0xffff)).toEqual(peer.received.map((_, i) => i));
+
+    // The peer is still heard; a stranger is not (dropped unseen now: the counter stays).
+    strangerSends(5, 200);
+    for (let i = 3; i < 6; i++) peer.sendPacket(0, 160 * i, payload);
+    await until(() => accepted.length === 6, 'the peer still heard');
+    await sleep(30);
+    expect(accepted.every((p) => p.ssrc === peer.ssrc)).toBe(true);
+    expect(session.stats().droppedByFilter).toBe(3);
+
+    // A re-INVITE to another port: disconnected at once, addressed sends go to the new port.
+    const moved = await RtpPeer.open(HOST);
+    cleanups.push(() => moved.close());
+    moved.connect({ address: HOST, port: local.rtpPort, rtcpPort: local.rtcpPort });
+    session.update(moved.media(pcmu));
+    expect(connectedTo()).toBeUndefined();
+    await sleep(20); // what left before the re-INVITE has arrived
+    const oldCount = peer.received.length;
+    clock.advance(60);
+    await until(() => moved.received.length >= 3, 'packets at the new port');
+    expect(peer.received.length).toBe(oldCount);
+    // The old address is a stranger now, the new one is heard.
+    peer.sendPacket(0, 160 * 7, payload);
+    moved.sendPacket(0, 0, payload);
+    await until(() => accepted.some((p) => p.ssrc === moved.ssrc), 'the new address heard');
+    expect(accepted.filter((p) => p.ssrc === peer.ssrc)).toHaveLength(6);
+
+    await advance(clock, LATCH_WINDOW_MS + 20);
+    await until(() => connectedTo()?.port === moved.rtpPort, 'connected to the new port');
+    await sleep(20);
+    const movedCount = moved.received.length;
+    clock.advance(40);
+    await until(() => moved.received.length === movedCount + 2, 'two more at the new port');
+
+    // Hold (c=0.0.0.0): not sending, not connected.
+    const held: NegotiatedMedia = { ...moved.media(pcmu), remote: { address: '0.0.0.0', port: moved.rtpPort, rtcpPort: moved.rtcpPort } };
+    session.update(held);
+    expect(connectedTo()).toBeUndefined();
+    await sleep(20);
+    const heldCount = moved.received.length;
+    await advance(clock, LATCH_WINDOW_MS + 100);
+    await sleep(30);
+    expect(moved.received.length).toBe(heldCount);
+    expect(connectedTo()).toBeUndefined();
+
+    // Off hold: addressed sends at once, connected again after the window.
+    session.update(moved.media(pcmu));
+    clock.advance(40);
+    await until(() => moved.received.length > heldCount, 'sending again off hold');
+    expect(connectedTo()).toBeUndefined();
+    await advance(clock, LATCH_WINDOW_MS);
+    await until(() => connectedTo()?.port === moved.rtpPort, 'connected again off hold');
+    expect(errors).toEqual([]);
+  });
+
+  it('a NAT-latched source (not the SDP address) is connected to once the SDP address can no longer reclaim it', async () => {
+    const { clock, session, peer, accepted, connectedTo, local } = await open();
+    // The SDP says `peer`, but media comes from (and must go back to) another port, as behind NAT.
+    const nat = await udp();
+    const natGot: Buffer[] = [];
+    nat.on('message', (m) => natGot.push(m));
+    clock.advance(0);
+    for (let i = 0; i < 4; i++) nat.send(serializeRtp({ payloadType: 0, sequenceNumber: 50 + i, timestamp: 160 * i, ssrc: 0xcafe, payload }), local.rtpPort, HOST);
+    await until(() => accepted.length === 1, 'the NAT source latched');
+    clock.advance(20);
+    await until(() => natGot.length >= 1, 'our packets at the NAT source');
+    expect(connectedTo()).toBeUndefined();
+    await advance(clock, LATCH_WINDOW_MS);
+    await until(() => connectedTo()?.port === nat.address().port, 'connected to the NAT source');
+    // The SDP address, too late to reclaim, is refused like any stranger.
+    peer.sendPacket(0, 0, payload);
+    await sleep(30);
+    expect(accepted.every((p) => p.ssrc === 0xcafe)).toBe(true);
+    const n = natGot.length;
+    clock.advance(40);
+    await until(() => natGot.length === n + 2, 'two more at the NAT source');
+    expect(session.stats().packetsSent).toBeGreaterThan(n);
+  });
+
+  it('a peer that stops listening puts the socket back on addressed sends, with no error per datagram', async () => {
+    const { clock, peer, errors, connectedTo } = await open();
+    await advance(clock, LATCH_WINDOW_MS + 20);
+    await until(() => connectedTo() !== undefined, 'connected');
+    await new Promise<void>((resolve) => peer.rtp.close(() => resolve()));
+    // ICMP port unreachable comes back; a connected socket reports it (ECONNREFUSED).
+    for (let i = 0; i < 10 && connectedTo() !== undefined; i++) {
+      clock.advance(20);
+      await sleep(10);
+    }
+    expect(connectedTo()).toBeUndefined();
+    await advance(clock, LATCH_WINDOW_MS + 200);
+    await sleep(30);
+    // Addressed sends ignore ICMP, and that peer is not connected to again.
+    expect(connectedTo()).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('UdpSender', () => {
+  it('holds the datagrams sent while it connects and sends them, in order, once connected', async () => {
+    const a = await udp();
+    const b = await udp();
+    const c = await udp();
+    const got: Array<[string, number]> = [];
+    b.on('message', (m) => got.push([m.toString(), 1]));
+    c.on('message', (m) => got.push([m.toString(), 2]));
+    const errors: Error[] = [];
+    const sender = new UdpSender(a, (e) => e && errors.push(e));
+    const bAddr = { address: HOST, port: b.address().port };
+    const cAddr = { address: HOST, port: c.address().port };
+
+    sender.aim(bAddr, false);
+    sender.send(Buffer.from('0'));
+    sender.aim(bAddr, true);
+    sender.send(Buffer.from('1'));
+    sender.send(Buffer.from('2'));
+    await until(() => got.length === 3, 'three datagrams');
+    expect(sender.connectedTo).toEqual(bAddr);
+    expect(got).toEqual([
+      ['0', 1],
+      ['1', 1],
+      ['2', 1],
+    ]);
+
+    // Re-aimed while a connect is under way: what waited follows the new aim.
+    sender.aim(cAddr, true);
+    expect(sender.connectedTo).toBeUndefined();
+    sender.send(Buffer.from('3'));
+    sender.aim(bAddr, true);
+    sender.send(Buffer.from('4'));
+    await until(() => got.length === 5, 'two more');
+    expect(got.slice(3)).toEqual([
+      ['3', 1],
+      ['4', 1],
+    ]);
+    expect(sender.connectedTo).toEqual(bAddr);
+
+    // Unpinned: addressed sends, and the socket takes datagrams from anyone again.
+    sender.aim(cAddr, false);
+    expect(sender.connectedTo).toBeUndefined();
+    sender.send(Buffer.from('5'));
+    await until(() => got.length === 6, 'an addressed one');
+    expect(got[5]).toEqual(['5', 2]);
+    const toA: string[] = [];
+    a.on('message', (m) => toA.push(m.toString()));
+    c.send('hello', a.address().port, HOST);
+    await until(() => toA.length === 1, 'a datagram from another socket');
+
+    sender.close();
+    expect(errors).toEqual([]);
+  });
+
+  it('a connect that fails leaves addressed sends; closed while connecting, the socket is left unconnected', async () => {
+    const a = await udp();
+    const b = await udp();
+    const sender = new UdpSender(a, () => undefined);
+    // dgram refuses port 0 at once: no throw out of aim(), no connection, no retry.
+    expect(() => sender.aim({ address: HOST, port: 0 }, true)).not.toThrow();
+    expect(sender.connectedTo).toBeUndefined();
+    sender.close();
+
+    const closing = new UdpSender(a, () => undefined);
+    closing.aim({ address: HOST, port: b.address().port }, true);
+    closing.close();
+    await sleep(20);
+    expect(() => a.remoteAddress()).toThrow();
+  });
+});

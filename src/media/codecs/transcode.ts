@@ -68,6 +68,9 @@ export class OutboundTranscoder {
   /** Silence frames encoded since the last audio frame (or reset). */
   private silentRun = QUIET_AFTER_FRAMES;
   private cachedSilence: Buffer[] | undefined;
+  /** What encode() returns, and the packetizer's frames: reused per call (one packet a frame, 50 a second). */
+  private readonly payloads: Buffer[] = [];
+  private readonly packets: AudioFrame[] = [];
 
   constructor(
     readonly codec: Codec,
@@ -83,7 +86,10 @@ export class OutboundTranscoder {
     return rtpTicks(this.codec, this.ptimeMs);
   }
 
-  /** Zero or more payloads: with ptime 40 every second frame yields one, with 10 each yields two. */
+  /**
+   * Zero or more payloads: with ptime 40 every second frame yields one, with 10 each yields two.
+   * The array (not the payloads) is reused by the next call: take the payloads out at once.
+   */
   encode(frame: AudioFrame): Buffer[] {
     this.silentRun = 0;
     return this.encodePcm(frame);
@@ -121,7 +127,19 @@ export class OutboundTranscoder {
     }
     // processShared: the packetizer copies what it keeps, so the resampler's buffer is reused.
     const pcm = this.resampler.processShared(frame.samples);
-    return this.packetizer.push(pcm).map((packet) => this.encoder.encode(packet.samples));
+    const out = this.payloads;
+    out.length = 0;
+    if (this.packetizer.pending === 0 && pcm.length === this.packetizer.frameSamples) {
+      // The usual case (20 ms in, 20 ms packets): encode straight from the resampler's buffer.
+      out.push(this.encoder.encode(pcm));
+      return out;
+    }
+    const packets = this.packets;
+    packets.length = 0;
+    this.packetizer.pushInto(pcm, packets);
+    for (const packet of packets) out.push(this.encoder.encode(packet.samples));
+    packets.length = 0;
+    return out;
   }
 
   /** Encode what is held back, padded with silence (end of playout before a pause). */

@@ -17,6 +17,7 @@
  * - engine event-loop delay (monitorEventLoopDelay in the child, and GET /metrics'
  *   nodejs_eventloop_lag_p99_seconds, which prom-client resets at every scrape);
  * - outbound frame-interval error: at the engine's socket.send (probe) and at arrival here;
+ * - the engine event-loop thread's GC pauses (perf_hooks 'gc' entries): scavenges and major GCs;
  * - memory per call after a forced GC: heap and RSS against the no-call baseline;
  * - packets: sent by the engine vs nominal (skipped slots), loss both ways.
  * Latency figures are given for the whole window (median of the sub-windows) and for the
@@ -46,6 +47,12 @@ export interface Sample {
   mainWaitPct: number;
   eld: HistSummary;
   eldMetricsP99Ms: number;
+  /** The engine's event-loop thread's GC pauses in the window: scavenges and other (major) pauses per second, their p99 and max. */
+  gcScavengesPerS: number;
+  gcScavengeP99Ms: number;
+  gcScavengeMaxMs: number;
+  gcMajorPerS: number;
+  gcMajorMaxMs: number;
   engineSendInterval: HistSummary;
   rxInterval: HistSummary;
   rxGrid: HistSummary;
@@ -276,6 +283,11 @@ async function measure(engine: EngineProc, gen: LoadGen, live: number, seconds: 
     // prom-client's histogram samples every 10 ms (Node's default resolution) and, like ours,
     // counts the whole interval: subtract the resolution to get the delay.
     eldMetricsP99Ms: Math.max(0, (metrics.get('nodejs_eventloop_lag_p99_seconds') ?? NaN) * 1000 - 10),
+    gcScavengesPerS: s1.gc.scavenges / (wallMs / 1000),
+    gcScavengeP99Ms: s1.gc.scavengeMs.p99,
+    gcScavengeMaxMs: s1.gc.scavengeMs.max,
+    gcMajorPerS: s1.gc.majors / (wallMs / 1000),
+    gcMajorMaxMs: s1.gc.majorMs.max,
     engineSendInterval: s1.sendInterval,
     rxInterval: w.interval.summary(),
     rxGrid: w.grid.summary(),
@@ -320,6 +332,7 @@ function printLevel(r: LevelResult, vad: boolean): void {
     `${label}: engine CPU ${fmt(s.engineCpuPct, 1)}% (/proc ${fmt(s.engineCpuPctProc, 1)}%), main thread on CPU ${fmt(s.mainRunPct, 0)}% waiting ${fmt(s.mainWaitPct, 1)}%, machine ${fmt(s.machineBusyPct, 0)}% (other work ${fmt(s.otherCpuPct, 0)}%)` +
     `\n      ELD p50/p99/max ${fmt(s.eld.p50)}/${fmt(s.eld.p99)}/${fmt(s.eld.max)} ms (/metrics p99 ${fmt(s.eldMetricsP99Ms)})` +
     `; send-interval err p50/p99/max ${fmt(s.engineSendInterval.p50)}/${fmt(s.engineSendInterval.p99)}/${fmt(s.engineSendInterval.max)} ms` +
+    `\n      GC pauses: scavenge ${fmt(s.gcScavengesPerS, 1)}/s p99/max ${fmt(s.gcScavengeP99Ms)}/${fmt(s.gcScavengeMaxMs)} ms, other ${fmt(s.gcMajorPerS, 1)}/s max ${fmt(s.gcMajorMaxMs)} ms` +
     `\n      rx-interval err p50/p99 ${fmt(s.rxInterval.p50)}/${fmt(s.rxInterval.p99)} ms, rx grid p50/p99 ${fmt(s.rxGrid.p50)}/${fmt(s.rxGrid.p99)} ms; sent ${fmt(s.engineSentPct, 1)}%` +
     `; loadgen CPU ${fmt(s.loadgenCpuPct, 1)}%, ELD p99 ${fmt(s.loadgenEldP99Ms)} ms${vad ? `; VAD ${fmt(s.vadWindowsPerRun ?? NaN, 1)} windows/run` : ''}`;
   const all = r.samples;

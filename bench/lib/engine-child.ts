@@ -23,7 +23,7 @@ import dgram from 'node:dgram';
 import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../../src/config.ts';
 import { startEngine, type Engine } from '../../src/main.ts';
 import type { AudioFrame } from '../../src/audio/frame.ts';
@@ -67,6 +67,8 @@ export interface ChildStats {
   sendInterval: ReturnType<Histogram['summary']>;
   media: MediaTotals;
   vad: { runs: number; windows: number; errors: number; streams: number } | undefined;
+  /** Garbage-collection pauses of the event-loop thread since the last reset (perf_hooks 'gc' entries). */
+  gc: { scavenges: number; scavengeMs: ReturnType<Histogram['summary']>; majors: number; majorMs: ReturnType<Histogram['summary']> };
 }
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
@@ -87,6 +89,16 @@ setTimeout(() => process.exit(3), opts.lifetimeMs).unref();
 const ELD_RESOLUTION_MS = 5;
 const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
 const sendInterval = new Histogram(1000, 0.01);
+// Every GC pause of this thread, split into scavenges (young generation) and the rest
+// (mark-compact, incremental marking steps): the pauses behind the ELD and send-interval tails.
+const gcMinor = new Histogram(1000, 0.01);
+const gcMajor = new Histogram(1000, 0.01);
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = ((e as { detail?: { kind?: number } }).detail)?.kind;
+    (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR ? gcMinor : gcMajor).record(e.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 
 const config = loadConfig();
 if (opts.probe) installSendProbe(config.rtp.portMin, config.rtp.portMax);
@@ -155,6 +167,8 @@ async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknow
     case 'reset':
       eld.reset();
       sendInterval.reset();
+      gcMinor.reset();
+      gcMajor.reset();
       return null;
     case 'stats':
       return stats();
@@ -203,6 +217,7 @@ function stats(): ChildStats {
     sendInterval: sendInterval.summary(),
     media: mediaTotals(),
     vad: v ? { ...v, errors: vadErrors, streams: vadStreams } : undefined,
+    gc: { scavenges: gcMinor.count, scavengeMs: gcMinor.summary(), majors: gcMajor.count, majorMs: gcMajor.summary() },
   };
 }
 

@@ -47,21 +47,23 @@ export interface SileroVadOptions {
   thread?: 'worker' | 'inline';
 }
 
-interface PendingWindow {
-  stream: SileroStream;
-  resolve: (probability: number) => void;
-  reject: (error: Error) => void;
-}
-
+/** What a push that completes no window resolves to before any window has run. */
+const RESOLVED_ZERO: Promise<number> = Promise.resolve(0);
+const noop = (): void => {};
 /** The shared model. Create once at start-up with `SileroVad.load()`; open a stream per call. */
 export class SileroVad {
   readonly maxBatch: number;
   private closed = false;
-  private pending: PendingWindow[] = [];
+  /** Streams whose full window waits for the next batch: `pending[0 .. pendingCount)`. */
+  private pending: (SileroStream | undefined)[] = [];
+  private pendingCount = 0;
+  /** The batch being run (reused array): `batch[0 .. B)`. */
+  private readonly batch: (SileroStream | undefined)[] = [];
   private flushScheduled = false;
   private flushing = false;
   private batches = 0;
   private batchedWindows = 0;
+  private readonly flushSoon = (): void => void this.flush();
 
   private constructor(
     readonly backend: InferenceBackend,
@@ -96,75 +98,116 @@ export class SileroVad {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const pending = this.pending;
+    const pending = this.pending.slice(0, this.pendingCount);
     this.pending = [];
-    for (const p of pending) p.reject(new Error('SileroVad is closed'));
+    this.pendingCount = 0;
+    const err = new Error('SileroVad is closed');
+    for (const s of pending) s!.windowFailed(err);
     await this.backend.close();
   }
 
   /**
-   * Queue the stream's prepared window (its `input` and `state` buffers) for the next batch.
+   * Queue the stream's prepared window (its `input` and `state` buffers) for the next batch; the
+   * stream hears back through `windowDone` or `windowFailed`.
    * @internal used by SileroStream
    */
-  enqueue(stream: SileroStream): Promise<number> {
-    if (this.closed) return Promise.reject(new Error('SileroVad is closed'));
-    return new Promise((resolve, reject) => {
-      this.pending.push({ stream, resolve, reject });
-      if (!this.flushScheduled && !this.flushing) {
-        this.flushScheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
+  enqueue(stream: SileroStream): void {
+    if (this.closed) {
+      stream.windowFailed(new Error('SileroVad is closed'));
+      return;
+    }
+    this.pending[this.pendingCount++] = stream;
+    if (!this.flushScheduled && !this.flushing) {
+      this.flushScheduled = true;
+      setImmediate(this.flushSoon);
+    }
   }
 
   /** One batch at a time: windows that arrive while a batch runs join the next one. */
   private async flush(): Promise<void> {
     this.flushScheduled = false;
     this.flushing = true;
+    const batch = this.batch;
     try {
-      while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, this.maxBatch);
+      while (this.pendingCount > 0) {
+        const B = this.take();
         try {
-          const probs = await this.run(batch);
-          for (let b = 0; b < batch.length; b++) batch[b]!.resolve(probs[b] ?? 0);
+          this.fillBuffers(B);
+          await this.backend.run(B);
+          this.deliver(B);
         } catch (e) {
           const err = e instanceof Error ? e : new Error(String(e));
-          for (const p of batch) p.reject(err);
+          for (let b = 0; b < B; b++) batch[b]!.windowFailed(err);
         }
+        batch.fill(undefined, 0, B);
       }
     } finally {
       this.flushing = false;
     }
   }
 
-  private async run(batch: PendingWindow[]): Promise<Float32Array> {
-    const B = batch.length;
+  /** Move the first `maxBatch` pending streams into `batch`; returns how many. */
+  private take(): number {
+    const pending = this.pending;
+    const n = Math.min(this.pendingCount, this.maxBatch);
+    for (let i = 0; i < n; i++) this.batch[i] = pending[i];
+    const rest = this.pendingCount - n;
+    pending.copyWithin(0, n, this.pendingCount);
+    pending.fill(undefined, rest, this.pendingCount);
+    this.pendingCount = rest;
+    return n;
+  }
+
+  /** Copy the batch's windows and states into the backend's buffers. */
+  private fillBuffers(B: number): void {
+    const batch = this.batch;
     this.batches++;
     this.batchedWindows += B;
     const { input, state } = this.backend.buffers(B);
     // state is [layer][batch][unit]: each stream's two 128-unit halves land B*128 apart.
     for (let b = 0; b < B; b++) {
-      const s = batch[b]!.stream;
-      input.set(s.input, b * INPUT_SAMPLES);
-      state.set(s.state.subarray(0, STATE_UNITS), b * STATE_UNITS);
-      state.set(s.state.subarray(STATE_UNITS), (B + b) * STATE_UNITS);
+      const s = batch[b]!.state;
+      input.set(batch[b]!.input, b * INPUT_SAMPLES);
+      const lo = b * STATE_UNITS;
+      const hi = (B + b) * STATE_UNITS;
+      for (let u = 0; u < STATE_UNITS; u++) {
+        state[lo + u] = s[u]!;
+        state[hi + u] = s[STATE_UNITS + u]!;
+      }
     }
-    const out = await this.backend.run(B);
-    if (out.probability.length !== B || out.state.length !== B * STATE_SIZE) throw new Error('unexpected Silero VAD outputs');
-    const next = out.state;
+  }
+
+  /**
+   * Hand each stream its next state and probability. They live in the backend's buffers only
+   * until the next batch, so this runs at once; a stream whose frame holds another full window
+   * queues it (for the next batch) from windowDone.
+   */
+  private deliver(B: number): void {
+    const batch = this.batch;
+    const { probability, nextState } = this.backend.buffers(B);
     for (let b = 0; b < B; b++) {
-      const s = batch[b]!.stream;
-      s.state.set(next.subarray(b * STATE_UNITS, (b + 1) * STATE_UNITS), 0);
-      s.state.set(next.subarray((B + b) * STATE_UNITS, (B + b + 1) * STATE_UNITS), STATE_UNITS);
+      const stream = batch[b]!;
+      const s = stream.state;
+      const lo = b * STATE_UNITS;
+      const hi = (B + b) * STATE_UNITS;
+      for (let u = 0; u < STATE_UNITS; u++) {
+        s[u] = nextState[lo + u]!;
+        s[STATE_UNITS + u] = nextState[hi + u]!;
+      }
+      stream.windowDone(probability[b]!);
     }
-    // Copied: the backend reuses its output buffer for the next batch.
-    return out.probability.slice();
   }
 }
 
 /**
  * One call's VAD. Feed 16 kHz frames of any length (20 ms in practice); windows of 512 samples
  * are cut internally, so a 20 ms frame completes zero or one window.
+ *
+ * Allocation-light by design (it runs for every call every 20 ms): a push that completes no
+ * window returns a promise already settled to the current probability (the one of the push that
+ * completed the last window, reused), and one that does costs a single new promise; samples are
+ * written straight into the window buffer and the frame is held, not copied, while its window
+ * runs.
  */
 export class SileroStream {
   /** Context + window, filled in place and never reallocated. @internal */
@@ -176,6 +219,18 @@ export class SileroStream {
   private busy = false;
   private lastProbability = 0;
   private windowCount = 0;
+  /** A promise settled to `lastProbability`: what a push that completes no window returns. */
+  private settled = RESOLVED_ZERO;
+  /** While busy: the frame being consumed, the next sample to take, and the push's promise. */
+  private samples: Int16Array | undefined;
+  private at = 0;
+  private promise: Promise<number> = RESOLVED_ZERO;
+  private resolve: (probability: number) => void = noop;
+  private reject: (error: Error) => void = noop;
+  private readonly capture = (resolve: (probability: number) => void, reject: (error: Error) => void): void => {
+    this.resolve = resolve;
+    this.reject = reject;
+  };
 
   constructor(private readonly vad: SileroVad) {}
 
@@ -192,36 +247,86 @@ export class SileroStream {
   /**
    * Add a frame; resolves to the speech probability of the latest complete window, which is the
    * previous value when this frame did not complete one. Calls must not overlap: the recurrent
-   * state makes the order of windows matter, so an overlapping call is a caller bug and throws.
+   * state makes the order of windows matter, so an overlapping call is a caller bug and rejects.
    */
-  async push(frame: AudioFrame): Promise<number> {
-    if (frame.sampleRate !== SAMPLE_RATE) {
-      throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
-    }
-    if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
-    this.busy = true;
+  push(frame: AudioFrame): Promise<number> {
     try {
-      const samples = frame.samples;
-      const input = this.input;
-      let at = 0;
-      while (at < samples.length) {
-        const take = Math.min(SILERO_WINDOW_SAMPLES - this.fill, samples.length - at);
-        const base = SILERO_CONTEXT_SAMPLES + this.fill;
-        for (let i = 0; i < take; i++) input[base + i] = samples[at + i]! / 32768;
-        this.fill += take;
-        at += take;
-        if (this.fill === SILERO_WINDOW_SAMPLES) {
-          this.lastProbability = await this.vad.enqueue(this);
-          // This window's tail is the next window's context.
-          input.copyWithin(0, INPUT_SAMPLES - SILERO_CONTEXT_SAMPLES, INPUT_SAMPLES);
-          this.fill = 0;
-          this.windowCount++;
-        }
+      if (frame.sampleRate !== SAMPLE_RATE) {
+        throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
       }
-      return this.lastProbability;
-    } finally {
-      this.busy = false;
+      if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
+      this.samples = frame.samples;
+      this.at = 0;
+      if (!this.consume()) {
+        this.samples = undefined;
+        return this.settled;
+      }
+      this.busy = true;
+      const promise = new Promise<number>(this.capture);
+      this.promise = promise;
+      this.vad.enqueue(this);
+      return promise;
+    } catch (e) {
+      return Promise.reject(e);
     }
+  }
+
+  /**
+   * Copy samples of the held frame into the window until it is full (true: it needs a run) or
+   * the frame is used up (false). A window left full by a failed run goes again first.
+   */
+  private consume(): boolean {
+    const samples = this.samples!;
+    const input = this.input;
+    const length = samples.length;
+    let at = this.at;
+    let fill = this.fill;
+    while (at < length) {
+      const take = Math.min(SILERO_WINDOW_SAMPLES - fill, length - at);
+      const base = SILERO_CONTEXT_SAMPLES + fill;
+      for (let i = 0; i < take; i++) input[base + i] = samples[at + i]! / 32768;
+      fill += take;
+      at += take;
+      if (fill === SILERO_WINDOW_SAMPLES) break;
+    }
+    this.fill = fill;
+    this.at = at;
+    return fill === SILERO_WINDOW_SAMPLES;
+  }
+
+  /** The window ran (`state` already holds the next state). @internal used by SileroVad */
+  windowDone(probability: number): void {
+    this.lastProbability = probability;
+    // This window's tail is the next window's context.
+    this.input.copyWithin(0, INPUT_SAMPLES - SILERO_CONTEXT_SAMPLES, INPUT_SAMPLES);
+    this.fill = 0;
+    this.windowCount++;
+    // A frame longer than the rest of the window may hold further windows.
+    if (this.at < this.samples!.length && this.consume()) {
+      this.vad.enqueue(this);
+      return;
+    }
+    const resolve = this.resolve;
+    this.release();
+    this.settled = this.promise;
+    resolve(probability);
+  }
+
+  /**
+   * The window's run failed: the push rejects, the rest of its frame is dropped, and the window
+   * stays full (state untouched) so the next push runs it again. @internal used by SileroVad
+   */
+  windowFailed(error: Error): void {
+    const reject = this.reject;
+    this.release();
+    reject(error);
+  }
+
+  private release(): void {
+    this.samples = undefined;
+    this.busy = false;
+    this.resolve = noop;
+    this.reject = noop;
   }
 
   /** Forget everything heard (e.g. reuse after a long hold); the session stays shared. */
@@ -232,5 +337,6 @@ export class SileroStream {
     this.fill = 0;
     this.lastProbability = 0;
     this.windowCount = 0;
+    this.settled = RESOLVED_ZERO;
   }
 }

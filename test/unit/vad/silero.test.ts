@@ -200,11 +200,11 @@ describe('inference thread', () => {
       const frames = toFrames(loadFixture('utt-yes'));
       const s = own.createStream();
       for (const f of frames.slice(0, 10)) await s.push(f);
-      // Two frames complete a window: it is in the worker when the worker dies.
+      // The worker dies instead of running the next batch it gets: this window's.
+      const crashed = backend.crashForTest();
       const inFlight = s.push({ samples: new Int16Array(SILERO_WINDOW_SAMPLES), sampleRate: 16000 });
-      await new Promise((r) => setImmediate(r));
-      await backend.crashForTest();
       await expect(inFlight).rejects.toThrow(/VAD worker exited/);
+      await crashed;
       const fresh = (await runVad(own.createStream(), loadFixture('utt-yes'))).probabilities;
       const reference = (await runVad(vad.createStream(), loadFixture('utt-yes'))).probabilities;
       expect(fresh).toEqual(reference);

@@ -1,0 +1,144 @@
+// SileroStream's window bookkeeping and SileroVad's batching: any frame size, batches split at
+// maxBatch, batches larger than the first shared buffers, on both backends.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SileroVad, SILERO_WINDOW_SAMPLES, type SileroStream } from '../../../src/audio/vad/silero.ts';
+import { loadFixture, toFrames } from './fixture-audio.ts';
+
+let vad: SileroVad;
+beforeAll(async () => {
+  vad = await SileroVad.load();
+});
+afterAll(async () => {
+  await vad.close();
+});
+
+const frame = (samples: Int16Array) => ({ samples, sampleRate: 16000 });
+
+/** One probability per window, from pushes of exactly one window each. */
+async function perWindow(s: SileroStream, pcm: Int16Array): Promise<number[]> {
+  const out: number[] = [];
+  for (let at = 0; at + SILERO_WINDOW_SAMPLES <= pcm.length; at += SILERO_WINDOW_SAMPLES) {
+    out.push(await s.push(frame(pcm.subarray(at, at + SILERO_WINDOW_SAMPLES))));
+  }
+  return out;
+}
+
+/** Several calls' audio: each stream its own fixture and starting point. */
+function callAudio(n: number): Int16Array[] {
+  const names = ['utt-opening-hours', 'noise-babble', 'utt-yes', 'noise-street', 'bc-okay', 'utt-address', 'utt-phone-number'];
+  return Array.from({ length: n }, (_, k) => {
+    const pcm = loadFixture(names[k % names.length]!);
+    const from = ((k * 1009) % 8) * 320;
+    return pcm.subarray(from, Math.min(pcm.length, from + 40 * 320));
+  });
+}
+
+/** All streams push their k-th frame in the same turn, as many calls would. */
+async function together(v: SileroVad, audio: Int16Array[]): Promise<number[][]> {
+  const inputs = audio.map(toFrames);
+  const streams = inputs.map(() => v.createStream());
+  const out: number[][] = inputs.map(() => []);
+  const longest = Math.max(...inputs.map((f) => f.length));
+  for (let i = 0; i < longest; i++) {
+    await Promise.all(
+      streams.map(async (s, k) => {
+        const f = inputs[k]![i];
+        if (f) out[k]!.push(await s.push(f));
+      }),
+    );
+  }
+  return out;
+}
+
+async function alone(v: SileroVad, audio: Int16Array[]): Promise<number[][]> {
+  const out: number[][] = [];
+  for (const pcm of audio) {
+    const s = v.createStream();
+    const probs: number[] = [];
+    for (const f of toFrames(pcm)) probs.push(await s.push(f));
+    out.push(probs);
+  }
+  return out;
+}
+
+function expectClose(actual: number[][], expected: number[][]): void {
+  expect(actual.map((a) => a.length)).toEqual(expected.map((e) => e.length));
+  actual.forEach((a, k) => a.forEach((p, i) => expect(p).toBeCloseTo(expected[k]![i]!, 5)));
+}
+
+describe('SileroStream frames of any size', () => {
+  it('gives, after every push, the probability of the last complete window, whatever the frame size', async () => {
+    const pcm = loadFixture('utt-yes');
+    const reference = await perWindow(vad.createStream(), pcm);
+    expect(reference.length).toBeGreaterThan(20);
+    for (const size of [1, 100, 320, 511, 700, 1536, 5000]) {
+      const s = vad.createStream();
+      for (let at = 0; at < pcm.length; at += size) {
+        const chunk = pcm.subarray(at, Math.min(pcm.length, at + size));
+        const p = await s.push(frame(chunk));
+        const windows = Math.floor((at + chunk.length) / SILERO_WINDOW_SAMPLES);
+        expect(s.windows, `frames of ${size}`).toBe(windows);
+        expect(p, `frames of ${size}, after ${windows} windows`).toBe(windows > 0 ? reference[windows - 1]! : 0);
+        expect(s.probability).toBe(p);
+      }
+    }
+  });
+
+  it('answers a push that completes no window without a run, with the settled previous result', async () => {
+    const s = vad.createStream();
+    const pcm = loadFixture('utt-opening-hours');
+    const first = await s.push(frame(pcm.subarray(8000, 8000 + SILERO_WINDOW_SAMPLES)));
+    const runs = vad.stats.runs;
+    const a = s.push(frame(pcm.subarray(9000, 9100)));
+    const b = s.push(frame(pcm.subarray(9100, 9200)));
+    // No promise per frame: the one the window's push resolved is handed out again.
+    expect(a).toBe(b);
+    expect(await a).toBe(first);
+    expect(vad.stats.runs).toBe(runs);
+    s.reset();
+    expect(await s.push(frame(pcm.subarray(0, 100)))).toBe(0);
+  });
+
+  it('takes empty frames', async () => {
+    const s = vad.createStream();
+    expect(await s.push(frame(new Int16Array(0)))).toBe(0);
+    expect(s.windows).toBe(0);
+  });
+});
+
+describe('SileroVad batching', () => {
+  it('splits a turn with more windows than maxBatch into several runs, results unchanged', async () => {
+    const own = await SileroVad.load({ maxBatch: 4 });
+    try {
+      const audio = callAudio(10);
+      const solo = await alone(own, audio);
+      const before = own.stats;
+      const mixed = await together(own, audio);
+      const runs = own.stats.runs - before.runs;
+      const windows = own.stats.windows - before.windows;
+      expect(windows / runs).toBeLessThanOrEqual(4);
+      expect(windows / runs).toBeGreaterThan(2);
+      expectClose(mixed, solo);
+    } finally {
+      await own.close();
+    }
+  });
+
+  for (const thread of ['worker', 'inline'] as const) {
+    it(`runs batches larger than its first buffers (${thread}): 40 then 90 calls in one turn`, async () => {
+      const own = await SileroVad.load({ thread });
+      try {
+        for (const n of [40, 90]) {
+          const audio = callAudio(n);
+          const solo = await alone(vad, audio);
+          const before = own.stats;
+          const mixed = await together(own, audio);
+          expect((own.stats.windows - before.windows) / (own.stats.runs - before.runs)).toBeGreaterThan(n / 2);
+          expectClose(mixed, solo);
+        }
+      } finally {
+        await own.close();
+      }
+    });
+  }
+});

@@ -1,10 +1,16 @@
 /**
- * Resampler micro-benchmark: µs of CPU per 20 ms frame on the G.711 path (8 ↔ 16 kHz) and a
- * few other pairs, with `process()` (new array per frame) and, where the checkout has it,
- * `processShared()` (reused buffer). `--src DIR` loads src/audio/resample.ts from another
- * checkout (e.g. `git worktree add /tmp/before HEAD~1`) for a before/after on the same machine.
+ * Resampler micro-benchmark: µs of CPU per 20 ms frame for the rate pairs the engine uses —
+ * 24 ↔ 16 kHz (OpenAI speech and realtime audio: the 2:3 and 3:2 paths), 8 ↔ 16 kHz (G.711, the
+ * half-band path), 48 → 16 and 16 → 48 kHz — with `process()` (new array per frame) and, where
+ * the checkout has it, `processShared()` (reused buffer). Each cell is the best of `--rounds`
+ * rounds (median in brackets): other work on the machine only ever adds time.
  *
- *   node --import tsx bench/resample.ts [--frames 20000] [--rounds 5] [--src DIR]
+ * `--src DIR` loads src/audio/resample.ts from another checkout (or a directory holding a copy of
+ * the old file at DIR/src/audio/resample.ts). `--compare DIR` loads a second one and alternates
+ * rounds between the two in the same process, so a before/after shares the machine's noise:
+ * cells then read "compare → src". `--pairs 24:16,16:24` picks pairs (rates in kHz).
+ *
+ *   node --import tsx bench/resample.ts [--frames 20000] [--rounds 5] [--src DIR] [--compare DIR] [--pairs LIST]
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,7 +29,14 @@ const opt = (name: string, fallback: string): string => {
 const frames = Number(opt('frames', '20000'));
 const rounds = Number(opt('rounds', '5'));
 const src = opt('src', resolve(import.meta.dirname, '..'));
-const mod = (await import(pathToFileURL(resolve(src, 'src/audio/resample.ts')).href)) as { Resampler: ResamplerClass };
+const compare = opt('compare', '');
+const pairs = opt('pairs', '24:16,16:24,8:16,16:8,48:16,16:48')
+  .split(',')
+  .map((p) => p.split(':').map((k) => Math.round(Number(k) * 1000)) as [number, number]);
+const load = async (dir: string): Promise<ResamplerClass> =>
+  ((await import(pathToFileURL(resolve(dir, 'src/audio/resample.ts')).href)) as { Resampler: ResamplerClass }).Resampler;
+/** The sources measured: [compare, src] with --compare, else [src]. */
+const classes = compare ? [await load(compare), await load(src)] : [await load(src)];
 
 /** Speech-like test input: two tones plus a little noise, so no branch sees only zeros. */
 function input(rate: number): Int16Array[] {
@@ -38,36 +51,51 @@ function input(rate: number): Int16Array[] {
   );
 }
 
-function measure(from: number, to: number, shared: boolean): number {
-  const r = new mod.Resampler(from, to);
-  const chunks = input(from);
-  const run = (count: number): number => {
-    let sink = 0;
-    for (let i = 0; i < count; i++) {
-      const chunk = chunks[i % chunks.length]!;
-      const out = shared ? r.processShared!(chunk) : r.process(chunk);
-      sink += out[0]!;
-    }
-    return sink;
-  };
-  run(2000); // warm-up: JIT and filter tables
-  const best: number[] = [];
-  for (let k = 0; k < rounds; k++) {
-    const start = process.cpuUsage();
-    run(frames);
-    const used = process.cpuUsage(start);
-    best.push(((used.user + used.system) / frames));
-  }
-  best.sort((a, b) => a - b);
-  return best[Math.floor(best.length / 2)]!;
+interface Timing {
+  best: number;
+  median: number;
 }
 
-console.log(`# resampler µs CPU per 20 ms frame (median of ${rounds} rounds × ${frames} frames); source ${src}; node ${process.version}`);
+/** µs per frame for each class, rounds alternating between them. */
+function measure(from: number, to: number, shared: boolean): Timing[] {
+  const chunks = input(from);
+  const runners = classes.map((Resampler) => {
+    const r = new Resampler(from, to);
+    return (count: number): number => {
+      let sink = 0;
+      for (let i = 0; i < count; i++) {
+        const chunk = chunks[i % chunks.length]!;
+        const out = shared ? r.processShared!(chunk) : r.process(chunk);
+        sink += out[0]!;
+      }
+      return sink;
+    };
+  });
+  for (const run of runners) run(2000); // warm-up: JIT and filter tables
+  const times: number[][] = runners.map(() => []);
+  for (let k = 0; k < rounds; k++) {
+    runners.forEach((run, c) => {
+      const start = process.cpuUsage();
+      run(frames);
+      const used = process.cpuUsage(start);
+      times[c]!.push((used.user + used.system) / frames);
+    });
+  }
+  return times.map((t) => {
+    t.sort((a, b) => a - b);
+    return { best: t[0]!, median: t[Math.floor(t.length / 2)]! };
+  });
+}
+
+const cell = (ms: Timing[]): string => ms.map((m) => `${m.best.toFixed(2)} (${m.median.toFixed(2)})`).join(' → ');
+
+const sources = compare ? `${compare} → ${src}` : src;
+console.log(`# resampler µs CPU per 20 ms frame, best (median) of ${rounds} rounds × ${frames} frames; source ${sources}; node ${process.version}`);
 console.log('| pair | process() | processShared() |');
 console.log('|---|---|---|');
-for (const [from, to] of [[8000, 16000], [16000, 8000], [16000, 48000], [48000, 16000], [24000, 16000]] as const) {
+for (const [from, to] of pairs) {
   const plain = measure(from, to, false);
-  const probe = new mod.Resampler(from, to);
-  const shared = probe.processShared ? measure(from, to, true).toFixed(2) : '–';
-  console.log(`| ${from / 1000} → ${to / 1000} kHz | ${plain.toFixed(2)} | ${shared} |`);
+  const hasShared = classes.every((Resampler) => typeof new Resampler(from, to).processShared === 'function');
+  const shared = hasShared ? cell(measure(from, to, true)) : '–';
+  console.log(`| ${from / 1000} → ${to / 1000} kHz | ${cell(plain)} | ${shared} |`);
 }

@@ -12,9 +12,19 @@
  * up to 3.6 kHz, at the price of 3.5-7× the work). The group delay stays a whole number of output
  * samples (17 going up, 8 going down), so `resample()` still lines streams up exactly.
  *
+ * 24 <-> 16 kHz (2:3 and 3:2: OpenAI speech, realtime model audio both ways) runs dedicated loops:
+ * the outputs of a whole period (two periods going down) are computed side by side, each with its
+ * own accumulator, so the CPU overlaps their multiply-add chains instead of waiting on one; each
+ * input sample is loaded once per step for all of them; and the loops read module-level arrays
+ * (the two tap tables and one scratch buffer the chunk is copied into), which the JIT compiles as
+ * constants, without the per-iteration type checks and reloads a parameter array costs. Other
+ * ratios run four outputs side by side. In every loop each output still sums the same float32
+ * taps times the same samples in the same order, newest first, in a double: the output is
+ * sample-identical to the plain one-output-at-a-time loop (test/unit/audio/resample-poly.test.ts).
+ *
  * `process()` returns a new array; `processShared()` returns a view of a buffer the resampler
  * reuses (valid until its next call), for callers that copy what they keep: no allocation per
- * frame.
+ * frame once the chunk size is steady (the output count may alternate between two values).
  */
 
 /** Zero crossings of the sinc on each side, counted at the lower of the two rates. */
@@ -33,8 +43,11 @@ interface FilterBank {
   readonly down: number;
   /** Taps per phase. */
   readonly taps: number;
-  /** Phase-major coefficients: phase p's taps are coeffs[p*taps .. p*taps+taps). */
-  readonly coeffs: Float32Array;
+  /**
+   * Phase p's taps, newest input sample first. The values are float32 (the table's precision)
+   * held in doubles: the hot loops then load without a conversion, and products are unchanged.
+   */
+  readonly phases: readonly Float64Array[];
   /** Group delay of the filter, in output samples. */
   readonly delay: number;
 }
@@ -80,13 +93,77 @@ function halfBand(): HalfBand {
   return halfBandCache;
 }
 
-function clip(acc: number): number {
-  return acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
-}
-
 if (HB_SIDE !== 9) throw new Error('the half-band loops below are unrolled for 9 tap pairs');
 
-type Mode = 'same' | 'half-up' | 'half-down' | 'poly';
+/** 'down23' and 'up32' are the dedicated 2:3 (24 → 16 kHz) and 3:2 (16 → 24 kHz) general-path loops. */
+type Mode = 'same' | 'half-up' | 'half-down' | 'poly' | 'down23' | 'up32';
+
+/*
+ * The general-path loops below keep one output's arithmetic exactly that of a plain dot product:
+ * acc starts at 0 and adds sample × tap for k = 0, 1, ..., taps-1 (newest sample first), in a
+ * double. Samples are 16-bit integers and taps float32 values, so every product is exact and only
+ * the order of the additions could round differently; it is kept, so the outputs match the plain
+ * loop bit for bit. The speed comes from running several such chains side by side (a lone chain
+ * waits on the adder's latency at every step) and from unrolling the tap loop.
+ *
+ * Every loop (half-band ones too) stores acc >= 32767 ? 32767 : acc <= -32768 ? -32768 :
+ * Math.round(acc), i.e. rounds, and clips instead of wrapping on overshoot. It is written out at
+ * each store rather than kept in a helper function: a helper call the JIT happens not to inline
+ * (its inlining budget can run out in the bigger callers, depending on compile timing) takes
+ * `acc` boxed, which allocates a heap number per output.
+ */
+
+/**
+ * One output, out[o]: taps `c` against the samples ending at work[newest], newest first. It
+ * stores rather than returns the sum, which a call the JIT did not inline would box.
+ */
+function dot(work: Float64Array, newest: number, c: Float64Array, taps: number, out: Int16Array, o: number): void {
+  let acc = 0;
+  for (let k = 0; k < taps; k++) acc += work[newest - k]! * c[k]!;
+  out[o] = acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
+}
+
+/** Four outputs of any ratio at once: output q has newest sample nq and phase taps cq. */
+function dot4(
+  work: Float64Array,
+  n0: number,
+  n1: number,
+  n2: number,
+  n3: number,
+  c0: Float64Array,
+  c1: Float64Array,
+  c2: Float64Array,
+  c3: Float64Array,
+  taps: number,
+  out: Int16Array,
+  o: number,
+): void {
+  let a0 = 0;
+  let a1 = 0;
+  let a2 = 0;
+  let a3 = 0;
+  let k = 0;
+  for (; k + 1 < taps; k += 2) {
+    a0 += work[n0 - k]! * c0[k]!;
+    a1 += work[n1 - k]! * c1[k]!;
+    a2 += work[n2 - k]! * c2[k]!;
+    a3 += work[n3 - k]! * c3[k]!;
+    a0 += work[n0 - k - 1]! * c0[k + 1]!;
+    a1 += work[n1 - k - 1]! * c1[k + 1]!;
+    a2 += work[n2 - k - 1]! * c2[k + 1]!;
+    a3 += work[n3 - k - 1]! * c3[k + 1]!;
+  }
+  if (k < taps) {
+    a0 += work[n0 - k]! * c0[k]!;
+    a1 += work[n1 - k]! * c1[k]!;
+    a2 += work[n2 - k]! * c2[k]!;
+    a3 += work[n3 - k]! * c3[k]!;
+  }
+  out[o] = a0 >= 32767 ? 32767 : a0 <= -32768 ? -32768 : Math.round(a0);
+  out[o + 1] = a1 >= 32767 ? 32767 : a1 <= -32768 ? -32768 : Math.round(a1);
+  out[o + 2] = a2 >= 32767 ? 32767 : a2 <= -32768 ? -32768 : Math.round(a2);
+  out[o + 3] = a3 >= 32767 ? 32767 : a3 <= -32768 ? -32768 : Math.round(a3);
+}
 
 function gcd(a: number, b: number): number {
   while (b !== 0) [a, b] = [b, a % b];
@@ -107,12 +184,13 @@ function besselI0(x: number): number {
 }
 
 function filterBank(fromRate: number, toRate: number): FilterBank {
-  const key = `${fromRate}:${toRate}`;
-  const cached = banks.get(key);
-  if (cached) return cached;
   const g = gcd(fromRate, toRate);
   const up = toRate / g;
   const down = fromRate / g;
+  // The table depends only on the reduced ratio (24 → 16 and 48 → 32 kHz share one).
+  const key = `${up}:${down}`;
+  const cached = banks.get(key);
+  if (cached) return cached;
   if (up > MAX_PHASES) throw new RangeError(`resampling ${fromRate} → ${toRate} Hz needs ${up} filter phases`);
   // Span the sinc over the same number of zero crossings at the lower rate whichever way we go:
   // downsampling therefore needs proportionally more input taps. The centre is rounded up to a
@@ -136,15 +214,127 @@ function filterBank(fromRate: number, toRate: number): FilterBank {
   }
   // Phase p's taps are proto[p + k*up]. Normalising each phase to unit DC gain avoids a small
   // phase-dependent gain ripple that would otherwise be heard as a faint tone at the ratio rate.
-  const coeffs = new Float32Array(length);
+  const phases: Float64Array[] = [];
   for (let p = 0; p < up; p++) {
     let sum = 0;
     for (let k = 0; k < taps; k++) sum += proto[p + k * up]!;
-    for (let k = 0; k < taps; k++) coeffs[p * taps + k] = proto[p + k * up]! / sum;
+    const phase = new Float64Array(taps);
+    for (let k = 0; k < taps; k++) phase[k] = Math.fround(proto[p + k * up]! / sum);
+    phases.push(phase);
   }
-  const bank: FilterBank = { up, down, taps, coeffs, delay: centre / down };
+  const bank: FilterBank = { up, down, taps, phases, delay: centre / down };
   banks.set(key, bank);
   return bank;
+}
+
+/*
+ * 2:3 and 3:2 (24 <-> 16 kHz). Their tap tables and the work buffer are module constants: the
+ * JIT then knows each array's type, length and address, so the loops run without re-checking
+ * them at every step (with parameter arrays the check and reload of three arrays per iteration
+ * cost about as much as the arithmetic). A chunk is copied into SCRATCH behind the stream's
+ * history, in blocks of up to SCRATCH_BLOCK samples, and the history is copied back out: the
+ * code is synchronous, so one buffer serves every stream (a worker thread has its own module).
+ */
+const BANK_23 = filterBank(3, 2);
+const BANK_32 = filterBank(2, 3);
+const TAPS_23 = BANK_23.taps;
+const TAPS_32 = BANK_32.taps;
+const K23_0 = BANK_23.phases[0]!;
+const K23_1 = BANK_23.phases[1]!;
+const K32_0 = BANK_32.phases[0]!;
+const K32_1 = BANK_32.phases[1]!;
+const K32_2 = BANK_32.phases[2]!;
+if (TAPS_23 % 3 !== 0 || TAPS_32 % 4 !== 0) throw new Error('the 2:3 and 3:2 loops below step 3 and 4 taps at a time');
+/** Input samples per pass through SCRATCH (a 20 ms frame is 480 at 24 kHz). */
+const SCRATCH_BLOCK = 2048;
+const SCRATCH = new Float64Array(Math.max(TAPS_23, TAPS_32) - 1 + SCRATCH_BLOCK);
+
+/**
+ * 2:3 (24 -> 16 kHz), `groups` × 4 outputs from out[o]; the first has phase 0 and its newest
+ * sample at SCRATCH[newest]. A period is 2 outputs per 3 inputs (phase 0 ending at j, phase 1
+ * ending at j + 1); two periods run side by side (j and j + 3), 3 taps per step, each sample
+ * loaded once per step for all four.
+ */
+function groups23(newest: number, out: Int16Array, o: number, groups: number): void {
+  const w = SCRATCH;
+  const c0 = K23_0;
+  const c1 = K23_1;
+  for (let g = 0; g < groups; g++, o += 4, newest += 6) {
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    for (let k = 0, j = newest; k < TAPS_23; k += 3, j -= 3) {
+      const p4 = w[j + 4]!;
+      const p3 = w[j + 3]!;
+      const p2 = w[j + 2]!;
+      const p1 = w[j + 1]!;
+      const s0 = w[j]!;
+      const m1 = w[j - 1]!;
+      const m2 = w[j - 2]!;
+      let t0 = c0[k]!;
+      let t1 = c1[k]!;
+      a0 += s0 * t0;
+      a1 += p1 * t1;
+      a2 += p3 * t0;
+      a3 += p4 * t1;
+      t0 = c0[k + 1]!;
+      t1 = c1[k + 1]!;
+      a0 += m1 * t0;
+      a1 += s0 * t1;
+      a2 += p2 * t0;
+      a3 += p3 * t1;
+      t0 = c0[k + 2]!;
+      t1 = c1[k + 2]!;
+      a0 += m2 * t0;
+      a1 += m1 * t1;
+      a2 += p1 * t0;
+      a3 += p2 * t1;
+    }
+    out[o] = a0 >= 32767 ? 32767 : a0 <= -32768 ? -32768 : Math.round(a0);
+    out[o + 1] = a1 >= 32767 ? 32767 : a1 <= -32768 ? -32768 : Math.round(a1);
+    out[o + 2] = a2 >= 32767 ? 32767 : a2 <= -32768 ? -32768 : Math.round(a2);
+    out[o + 3] = a3 >= 32767 ? 32767 : a3 <= -32768 ? -32768 : Math.round(a3);
+  }
+}
+
+/**
+ * 3:2 (16 -> 24 kHz), `groups` × 3 outputs from out[o]; the first has phase 0 and its newest
+ * sample at SCRATCH[newest]. A period is 3 outputs per 2 inputs: phases 0 and 2 ending at j,
+ * phase 1 ending at j + 1; 4 taps per step, each sample loaded once per step for all three.
+ */
+function groups32(newest: number, out: Int16Array, o: number, groups: number): void {
+  const w = SCRATCH;
+  const c0 = K32_0;
+  const c1 = K32_1;
+  const c2 = K32_2;
+  for (let g = 0; g < groups; g++, o += 3, newest += 2) {
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    for (let k = 0, j = newest; k < TAPS_32; k += 4, j -= 4) {
+      const p1 = w[j + 1]!;
+      const s0 = w[j]!;
+      const m1 = w[j - 1]!;
+      const m2 = w[j - 2]!;
+      const m3 = w[j - 3]!;
+      a0 += s0 * c0[k]!;
+      a1 += s0 * c2[k]!;
+      a2 += p1 * c1[k]!;
+      a0 += m1 * c0[k + 1]!;
+      a1 += m1 * c2[k + 1]!;
+      a2 += s0 * c1[k + 1]!;
+      a0 += m2 * c0[k + 2]!;
+      a1 += m2 * c2[k + 2]!;
+      a2 += m1 * c1[k + 2]!;
+      a0 += m3 * c0[k + 3]!;
+      a1 += m3 * c2[k + 3]!;
+      a2 += m2 * c1[k + 3]!;
+    }
+    out[o] = a0 >= 32767 ? 32767 : a0 <= -32768 ? -32768 : Math.round(a0);
+    out[o + 1] = a1 >= 32767 ? 32767 : a1 <= -32768 ? -32768 : Math.round(a1);
+    out[o + 2] = a2 >= 32767 ? 32767 : a2 <= -32768 ? -32768 : Math.round(a2);
+  }
 }
 
 export class Resampler {
@@ -153,9 +343,15 @@ export class Resampler {
   private readonly hb: HalfBand | undefined;
   /** Output buffer reused by processShared(); grown only when a bigger chunk arrives. */
   private outBuf = new Int16Array(0);
+  /** The last two views of outBuf handed out (chunk sizes that do not divide evenly alternate). */
   private outView = new Int16Array(0);
-  /** Last taps-1 input samples followed by the current chunk; grown only when a bigger chunk arrives. */
-  private work: Float32Array;
+  private altView = new Int16Array(0);
+  /**
+   * Last `history` input samples followed by the current chunk; grown only when a bigger chunk
+   * arrives. Doubles (exact for 16-bit samples) so the filter loops load without converting.
+   * For 'down23' and 'up32' only the history (the chunk goes through SCRATCH).
+   */
+  private work: Float64Array;
   /** Index of the next output's newest input sample, relative to the start of the next chunk. */
   private nextIndex = 0;
   /** Filter phase (0..up-1) of the next output. */
@@ -168,13 +364,13 @@ export class Resampler {
     if (!Number.isInteger(fromRate) || !Number.isInteger(toRate) || fromRate <= 0 || toRate <= 0) {
       throw new RangeError(`invalid sample rates ${fromRate} → ${toRate}`);
     }
-    this.mode =
+    const mode: Mode =
       fromRate === toRate ? 'same' : toRate === 2 * fromRate ? 'half-up' : fromRate === 2 * toRate ? 'half-down' : 'poly';
-    this.bank = this.mode === 'poly' ? filterBank(fromRate, toRate) : undefined;
+    this.bank = mode === 'poly' ? filterBank(fromRate, toRate) : undefined;
+    this.mode = this.bank === BANK_23 ? 'down23' : this.bank === BANK_32 ? 'up32' : mode;
     this.hb = this.mode === 'half-up' || this.mode === 'half-down' ? halfBand() : undefined;
-    // Half-band history: the taps span HB_CENTRE input samples going up, 2 × HB_CENTRE + 1 going down.
-    const hist = this.bank ? this.bank.taps - 1 : this.mode === 'half-up' ? HB_CENTRE : this.mode === 'half-down' ? 2 * HB_CENTRE + 1 : 0;
-    this.work = new Float32Array(hist + 1024);
+    const hist = this.history;
+    this.work = new Float64Array(this.mode === 'down23' || this.mode === 'up32' ? hist : hist + 1024);
     // Half-band down: output k is centred on input 2k - HB_CENTRE + 1, so its newest input is 2k + 1.
     if (this.mode === 'half-down') this.nextIndex = 1;
   }
@@ -186,6 +382,10 @@ export class Resampler {
     return this.bank?.delay ?? 0;
   }
 
+  /**
+   * Input samples kept between chunks. Half-band: the taps span HB_CENTRE input samples going
+   * up, 2 × HB_CENTRE + 1 going down.
+   */
   private get history(): number {
     if (this.bank) return this.bank.taps - 1;
     return this.mode === 'half-up' ? HB_CENTRE : this.mode === 'half-down' ? 2 * HB_CENTRE + 1 : 0;
@@ -202,10 +402,11 @@ export class Resampler {
    */
   processShared(input: Int16Array): Int16Array {
     if (this.mode === 'same') return input;
+    if (this.mode === 'down23' || this.mode === 'up32') return this.thirds(input);
     const hist = this.history;
     const n = input.length;
     if (this.work.length < hist + n) {
-      const grown = new Float32Array(hist + n);
+      const grown = new Float64Array(Math.max(hist + n, 2 * this.work.length));
       grown.set(this.work.subarray(0, hist));
       this.work = grown;
     }
@@ -223,13 +424,19 @@ export class Resampler {
 
   private output(count: number): Int16Array {
     if (this.outView.length === count) return this.outView;
+    const alt = this.altView;
+    this.altView = this.outView;
+    if (alt.length === count && alt.buffer === this.outBuf.buffer) {
+      this.outView = alt;
+      return alt;
+    }
     if (this.outBuf.length < count) this.outBuf = new Int16Array(Math.max(count, 2 * this.outBuf.length));
     this.outView = this.outBuf.subarray(0, count);
     return this.outView;
   }
 
   /** 2× up: each input sample gives a copy (centre phase) and one interpolated sample before it. */
-  private halfUp(work: Float32Array, n: number, out: Int16Array): void {
+  private halfUp(work: Float64Array, n: number, out: Int16Array): void {
     // The 9 symmetric pairs unrolled (HB_SIDE = 9): this loop is most of the G.711 receive path.
     const g = this.hb!.upSide;
     const g0 = g[0]!, g1 = g[1]!, g2 = g[2]!, g3 = g[3]!, g4 = g[4]!, g5 = g[5]!, g6 = g[6]!, g7 = g[7]!, g8 = g[8]!;
@@ -246,13 +453,13 @@ export class Resampler {
         g6 * (work[a + 7]! + work[a - 6]!) +
         g7 * (work[a + 8]! + work[a - 7]!) +
         g8 * (work[a + 9]! + work[a - 8]!);
-      out[o] = clip(acc);
+      out[o] = acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
       out[o + 1] = work[a + 1]!;
     }
   }
 
   /** 2× down: every other output of the half-band filter; the centre tap and 9 symmetric pairs. */
-  private halfDown(work: Float32Array, n: number, out: Int16Array): void {
+  private halfDown(work: Float64Array, n: number, out: Int16Array): void {
     const { downCentre, downSide: g } = this.hb!;
     const g0 = g[0]!, g1 = g[1]!, g2 = g[2]!, g3 = g[3]!, g4 = g[4]!, g5 = g[5]!, g6 = g[6]!, g7 = g[7]!, g8 = g[8]!;
     // Newest input of output k at work[hist + i] (hist = 35); its centre HB_CENTRE (17) before that.
@@ -271,7 +478,7 @@ export class Resampler {
         g6 * (work[c - 13]! + work[c + 13]!) +
         g7 * (work[c - 15]! + work[c + 15]!) +
         g8 * (work[c - 17]! + work[c + 17]!);
-      out[o++] = clip(acc);
+      out[o++] = acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
     }
     this.nextIndex = i - n;
   }
@@ -281,27 +488,82 @@ export class Resampler {
     return Math.max(0, Math.ceil(((n - this.nextIndex) * up - this.phase) / down));
   }
 
-  private poly(work: Float32Array, n: number, out: Int16Array): void {
-    const { up, down, taps, coeffs } = this.bank!;
+  private poly(work: Float64Array, n: number, out: Int16Array): void {
+    const { up, down, taps, phases } = this.bank!;
     const hist = taps - 1;
     // Outputs whose newest input sample falls inside this chunk: i0 + floor((p0 + k*down)/up) < n.
+    // Output o has phase p and newest sample work[hist + i]; each output moves p on by `down`,
+    // and i on by one each time p wraps past `up`.
     let i = this.nextIndex;
     let p = this.phase;
+    let o = 0;
     const count = out.length;
-    for (let o = 0; o < count; o++) {
-      const newest = hist + i;
-      const base = p * taps;
-      let acc = 0;
-      for (let k = 0; k < taps; k++) acc += work[newest - k]! * coeffs[base + k]!;
-      out[o] = clip(acc);
-      p += down;
-      while (p >= up) {
-        p -= up;
-        i++;
-      }
+    for (; o + 4 <= count; o += 4) {
+      const n0 = hist + i;
+      const c0 = phases[p]!;
+      for (p += down; p >= up; p -= up) i++;
+      const n1 = hist + i;
+      const c1 = phases[p]!;
+      for (p += down; p >= up; p -= up) i++;
+      const n2 = hist + i;
+      const c2 = phases[p]!;
+      for (p += down; p >= up; p -= up) i++;
+      const n3 = hist + i;
+      const c3 = phases[p]!;
+      for (p += down; p >= up; p -= up) i++;
+      dot4(work, n0, n1, n2, n3, c0, c1, c2, c3, taps, out, o);
+    }
+    for (; o < count; o++) {
+      dot(work, hist + i, phases[p]!, taps, out, o);
+      for (p += down; p >= up; p -= up) i++;
     }
     this.nextIndex = i - n;
     this.phase = p;
+  }
+
+  /** 2:3 and 3:2: the chunk goes through SCRATCH in blocks, behind the history kept in `work`. */
+  private thirds(input: Int16Array): Int16Array {
+    const { up, down, taps, phases } = this.bank!;
+    const hist = taps - 1;
+    const history = this.work;
+    const n = input.length;
+    const out = this.output(this.polyCount(n));
+    const w = SCRATCH;
+    // Outputs per group of the dedicated loop, and input samples it moves on by.
+    const perGroup = this.mode === 'down23' ? 4 : 3;
+    const stride = this.mode === 'down23' ? 6 : 2;
+    let o = 0;
+    for (let start = 0; start < n; start += SCRATCH_BLOCK) {
+      const b = Math.min(SCRATCH_BLOCK, n - start);
+      w.set(history);
+      for (let k = 0; k < b; k++) w[hist + k] = input[start + k]!;
+      // This block's outputs, as poly() would count them: whole groups from phase 0 go to the
+      // dedicated loop, the rest (a period cut by a block boundary) one at a time.
+      const end = o + this.polyCount(b);
+      let i = this.nextIndex;
+      let p = this.phase;
+      while (o < end) {
+        if (p === 0 && end - o >= perGroup) {
+          const groups = Math.floor((end - o) / perGroup);
+          if (this.mode === 'down23') groups23(hist + i, out, o, groups);
+          else groups32(hist + i, out, o, groups);
+          o += perGroup * groups;
+          i += stride * groups;
+        } else {
+          const newest = hist + i;
+          const c = phases[p]!;
+          let acc = 0;
+          for (let k = 0; k < taps; k++) acc += w[newest - k]! * c[k]!;
+          out[o++] = acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
+          for (p += down; p >= up; p -= up) i++;
+        }
+      }
+      this.nextIndex = i - b;
+      this.phase = p;
+      // The newest `hist` samples are the next block's history.
+      for (let k = 0; k < hist; k++) history[k] = w[b + k]!;
+    }
+    return out;
   }
 
   /** Push zeros through to release the samples still inside the filter (end of stream). */

@@ -32,11 +32,11 @@
  * waiting for the call's next slot would only add up to a ptime (10 ms on average) to the reply.
  * So its first packet goes out with the write, stamped with the next slot's timestamp and the
  * marker bit. The rest of the talkspurt then rides the slots one ahead ("ahead"), and the first
- * slot with nothing to say afterwards sends nothing (its packet already went), which puts silence
- * (and DTMF) back on the grid. Audio written after that empty slot but before the next one
- * continues the talkspurt at once, one ahead again and without a marker: a real-time writer (an
- * echo, a bridge) writing one frame per ptime just after each slot thus sends each at write time,
- * with one marker at its start, rather than a marked "talkspurt" per packet. Timestamps never
+ * slot with nothing to say afterwards sends nothing (its packet already went), which puts the
+ * stream back on the grid: audio written after that empty slot continues the talkspurt at the
+ * next slot (no gap, no marker), silence and DTMF likewise. A real-time writer (an echo, a
+ * bridge) writing one frame per ptime just after each slot thus starts early once, then is paced
+ * by the media clock, not by when it writes: packets leave evenly spaced. Timestamps never
  * repeat or jump: the far end sees a talkspurt arriving up to one ptime early, which a jitter
  * buffer that resyncs on the marker plays that much sooner, and any other simply holds until its
  * time. The media clock the RTCP report gives (`rtpTimestampAt`) stays on the grid throughout.
@@ -126,11 +126,6 @@ export class OutboundPath implements OutboundAudio {
   private rawRest: Uint8Array | undefined;
   /** A talkspurt started early: packets go out one slot ahead of the grid (see the header). */
   private ahead = false;
-  /**
-   * The last slot ended an early talkspurt by sending nothing: audio written before the next
-   * slot continues the talkspurt at once, without a marker (see the header).
-   */
-  private rejoin = false;
   /** Payloads encoded but not yet sent (ptime < 20 makes two per frame). */
   private spill: Uint8Array[] = [];
   /**
@@ -215,21 +210,20 @@ export class OutboundPath implements OutboundAudio {
   }
 
   /**
-   * Audio arriving while the line is silent (or right after an early talkspurt's empty slot): its
-   * first packet goes now, one slot early (see the header). Only at ptime ≤ 20, where one queued
+   * Audio arriving while the line is silent: its first packet goes now, one slot early (see the
+   * header). Only at ptime ≤ 20, where one queued
    * write makes a whole packet, and only between slots: not before the grid exists, nor while the
    * next slot is overdue (the event loop stalled; the slot, when it runs, skips ahead to real time).
    */
   private startTalkspurtNow(): void {
     const ptime = this.media.ptimeMs;
-    if (this.ahead || !(this.marker || this.rejoin) || this.lastSlotMs === undefined || ptime > FRAME_MS) return;
+    if (this.ahead || !this.marker || this.lastSlotMs === undefined || ptime > FRAME_MS) return;
     if (this.queue.length !== 1 || this.dtmf.length > 0 || this.spill.length > 0 || this.rawRest) return;
     if (this.clock.monotonic() - this.lastSlotMs >= ptime) return;
     const payload = this.nextPayload();
     if (!payload) return;
     this.emit(this.media.payloadType, this.marker, this.timestamp, payload);
     this.marker = false;
-    this.rejoin = false;
     this.ahead = true;
     this.timestamp = (this.timestamp + this.transcoder.ticksPerPacket) >>> 0;
     this.wake();
@@ -280,7 +274,6 @@ export class OutboundPath implements OutboundAudio {
     this.transcoder.reset();
     this.counters.framesDropped += dropped;
     this.marker = true;
-    this.rejoin = false;
     this.lag = 0;
     this.wake();
     return dropped;
@@ -320,7 +313,6 @@ export class OutboundPath implements OutboundAudio {
       this.ticker.stop();
       this.flush();
       this.ahead = false;
-      this.rejoin = false;
       if (this.dtmf.length > 0) this.failDtmf(new AppError('media stopped sending (hold)', 409, 'MEDIA_NOT_SENDING'));
       return;
     }
@@ -344,7 +336,6 @@ export class OutboundPath implements OutboundAudio {
       this.spill.length = 0;
       this.rawRest = undefined;
       this.marker = true;
-      this.rejoin = false;
     }
     if (old.ptimeMs !== media.ptimeMs) {
       const wasRunning = this.ticker.isRunning;
@@ -370,17 +361,14 @@ export class OutboundPath implements OutboundAudio {
 
   private slot(_lateMs: number, skipped: number): void {
     this.lastSlotMs = this.clock.monotonic();
-    // Audio written after the previous slot would have gone already; from here on it waits.
-    this.rejoin = false;
     if (skipped > 0) this.skip(skipped);
     if (this.lag > 0) this.payLag();
     if (this.ahead && (this.dtmf.length > 0 || !this.playing)) {
-      // The early talkspurt is over: this slot's packet already went, so silence and DTMF
-      // continue on the grid from the next one. The timestamp already stands there. Audio written
-      // before that slot carries on from here (no gap, no marker); DTMF starts anew.
+      // The early talkspurt is over: this slot's packet already went, so audio, silence and DTMF
+      // continue on the grid from the next one. The timestamp already stands there: audio written
+      // before it carries on without a gap or marker; DTMF starts anew.
       this.ahead = false;
       if (this.dtmf.length > 0) this.marker = true;
-      else this.rejoin = !this.marker;
       this.wake();
       return;
     }

@@ -12,6 +12,34 @@ export interface AudioFrame {
   readonly sampleRate: number;
 }
 
+/** Slab size for frame samples; arrays above an eighth of it get their own buffer. */
+const SLAB_BYTES = 64 * 1024;
+let slab = new ArrayBuffer(SLAB_BYTES);
+let slabUsed = 0;
+
+/**
+ * A copy of `src` for a frame to own. Frames take their samples from shared 64 KiB slabs (a view
+ * each) rather than an ArrayBuffer each: at 50 frames a second per call, an ArrayBuffer per frame
+ * left the young-generation GC thousands of array-buffer extensions to sweep per scavenge, the
+ * longest part of the pauses that delay every call's packets. A slab stays alive while any frame
+ * on it does (a frame kept for long holds at most 64 KiB). The view never shares bytes with another
+ * frame, but its `buffer` is the slab: code reading it must honour `byteOffset`/`byteLength`
+ * (everything in src/ does) and must never transfer it to another thread.
+ */
+export function copySamples(src: Int16Array): Int16Array {
+  const bytes = src.length * 2;
+  if (bytes > SLAB_BYTES / 8) return src.slice();
+  if (slabUsed + bytes > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const out = new Int16Array(slab, slabUsed, src.length);
+  // 8-byte steps keep every view aligned for any typed array over the same slab.
+  slabUsed += (bytes + 7) & ~7;
+  out.set(src);
+  return out;
+}
+
 /** Samples in one frame of `frameMs` at `sampleRate`. */
 export function samplesPerFrame(sampleRate: number, frameMs = FRAME_MS): number {
   return Math.round((sampleRate * frameMs) / 1000);
@@ -105,11 +133,11 @@ export class FrameChunker {
       this.fill += take;
       at = take;
       if (this.fill < this.frameSamples) return 0;
-      out.push({ samples: this.pendingBuf.slice(), sampleRate: this.sampleRate });
+      out.push({ samples: copySamples(this.pendingBuf), sampleRate: this.sampleRate });
       this.fill = 0;
     }
     for (; at + this.frameSamples <= pcm.length; at += this.frameSamples) {
-      out.push({ samples: pcm.slice(at, at + this.frameSamples), sampleRate: this.sampleRate });
+      out.push({ samples: copySamples(pcm.subarray(at, at + this.frameSamples)), sampleRate: this.sampleRate });
     }
     if (at < pcm.length) {
       this.pendingBuf.set(pcm.subarray(at), 0);

@@ -5,6 +5,7 @@ import {
   FrameChunker,
   SAMPLE_RATE,
   concatPcm,
+  copySamples,
   pcmFromBytes,
   pcmToBytes,
   rmsDbfs,
@@ -120,5 +121,35 @@ describe('FrameChunker', () => {
     const frames = [];
     for await (const f of toFrames(chunks())) frames.push(f);
     expect(frames).toHaveLength(4); // 1000 samples → 3 full + 1 padded
+  });
+});
+
+describe('copySamples', () => {
+  it('copies into views of shared slabs: equal values, no byte shared, aligned, independent of the source', () => {
+    const copies: Int16Array[] = [];
+    for (let i = 0; i < 300; i++) {
+      const src = Int16Array.from({ length: 320 + (i % 3) }, (_, k) => (k * 7 + i) % 32768);
+      const copy = copySamples(src);
+      expect([...copy]).toEqual([...src]);
+      expect(copy.byteOffset % 8).toBe(0);
+      src.fill(0);
+      expect(copy[1]).not.toBe(0);
+      copies.push(copy);
+    }
+    // 300 frames of ~640 bytes span several 64 KiB slabs, and each slab holds many frames.
+    const slabs = new Set(copies.map((c) => c.buffer));
+    expect(slabs.size).toBeGreaterThan(1);
+    expect(slabs.size).toBeLessThan(10);
+    const ends = new Map<ArrayBufferLike, number>();
+    for (const c of copies) {
+      expect(c.byteOffset).toBeGreaterThanOrEqual(ends.get(c.buffer) ?? 0);
+      ends.set(c.buffer, c.byteOffset + c.byteLength);
+    }
+  });
+
+  it('gives a large array a buffer of its own', () => {
+    const big = copySamples(new Int16Array(8192));
+    expect(big.byteOffset).toBe(0);
+    expect(big.buffer.byteLength).toBe(16384);
   });
 });

@@ -39,23 +39,6 @@ const WORKER_URL = new URL('./denoise-worker-entry.mjs', import.meta.url);
 const QUANTUM = 160;
 const RESTART_BACKOFF_MS = 1_000;
 
-/**
- * The parent's flags minus a tsx loader (`node --import tsx`): the entry registers tsx itself,
- * and a second registration would only slow the start (~0.2 s). The rest (--cpu-prof,
- * --inspect, …) still reaches the worker.
- */
-function workerExecArgv(): string[] {
-  const out: string[] = [];
-  const args = process.execArgv;
-  const isTsx = (spec: string | undefined): boolean => spec !== undefined && /^tsx(\/|$)/.test(spec);
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if ((a === '--import' || a === '--loader' || a === '--experimental-loader') && isTsx(args[i + 1])) i++;
-    else if (!isTsx(/^--(?:import|loader|experimental-loader)=(.*)$/.exec(a)?.[1])) out.push(a);
-  }
-  return out;
-}
-
 export interface WorkerDenoiserOptions {
   /** The backend the worker runs; default `spectral`. */
   backend?: DenoiserBackendName;
@@ -290,7 +273,10 @@ export class WorkerDenoiser implements EngineDenoiser {
   /** Starts a worker; resolves with its backend's delay once it is ready. */
   private start(): Promise<number> {
     this.counters.starts++;
-    const worker = new Worker(WORKER_URL, { execArgv: workerExecArgv() });
+    // No flags from the parent: the entry registers tsx itself (a second registration only slows
+    // the start), and a Worker refuses per-process and V8 flags given explicitly (--expose-gc,
+    // --max-semi-space-size, …), which would leave every call without noise cancellation.
+    const worker = new Worker(WORKER_URL, { execArgv: [] });
     worker.unref();
     this.worker = worker;
     this.isReady = false;

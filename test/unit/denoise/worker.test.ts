@@ -3,6 +3,7 @@
  * backends for interleaved streams, batching across streams, per-frame fallback when the worker
  * dies mid-batch (and its replacement), and close().
  */
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Denoiser, loadEngineDenoiser } from '../../../src/audio/denoise.ts';
 import { SpectralDenoiser } from '../../../src/audio/denoise-spectral.ts';
@@ -120,6 +121,21 @@ describe('WorkerDenoiser (spectral)', () => {
       await Promise.all([engine.close(), inline.close()]);
     }
   });
+});
+
+describe('WorkerDenoiser in a process started with V8 flags', () => {
+  it('starts its worker whatever flags the parent has (a Worker refuses --expose-gc and the like given explicitly)', () => {
+    const script = [
+      `const { loadEngineDenoiser } = await import(${JSON.stringify(new URL('../../../src/audio/denoise.ts', import.meta.url).href)});`,
+      'const d = await loadEngineDenoiser();',
+      'const out = await d.createStream().process({ samples: new Int16Array(320), sampleRate: 16000 });',
+      'console.log(d.constructor.name, out.samples.length);',
+      'await d.close();',
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=32', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).not.toMatch(/invalid execArgv|ERR_WORKER/);
+    expect(run.stdout.trim()).toBe('WorkerDenoiser 320');
+  }, 60_000);
 });
 
 describe('WorkerDenoiser (rnnoise)', () => {

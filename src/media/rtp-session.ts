@@ -115,14 +115,10 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private reaimAfterMs = Infinity;
   private sequence: number;
   private readonly initialTimestamp: number;
-  private readonly sent = { packets: 0, bytes: 0, errors: 0 };
+  private readonly sent = { packets: 0, bytes: 0 };
   private timedOut = false;
   private tap: InboundTap | undefined;
   private closing: Promise<void> | undefined;
-  /** One callback for every send: errors are counted, not raised per packet. */
-  private readonly onSent = (error: Error | null): void => {
-    if (error) this.sent.errors++;
-  };
 
   constructor(options: RtpSessionOptions) {
     super();
@@ -164,10 +160,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.state = 'allocated';
     pair.rtp.on('error', (error) => {
       // Only a connected socket hears of ICMP port unreachable (as a failed receive): the peer is
-      // not listening (now). Counted like a failed send, and the sender goes back to addressed
-      // sends, which ignore ICMP as before, instead of an error (with a stack) per datagram.
+      // not listening (now). The sender goes back to addressed sends, which ignore ICMP as before,
+      // instead of an error (with a stack) per datagram.
       if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') {
-        this.sent.errors++;
         this.rtpOut?.refused();
         return;
       }
@@ -197,7 +192,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       },
       packet: (packet, nowMs) => this.tap?.packet(packet, nowMs),
     });
-    this.rtpOut = new UdpSender(this.pair!.rtp, this.onSent);
+    this.rtpOut = new UdpSender(this.pair!.rtp);
     this.latchWindowStartMs = now;
     this.aimRtp(now);
     this.out = new OutboundPath(media, {
@@ -428,7 +423,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   private sendRtcp(bytes: Uint8Array): void {
     const target = this.rtcpDestination();
-    if (target && this.pair) this.pair.rtcp.send(bytes, target.port, target.address, this.onSent);
+    if (target && this.pair) this.pair.rtcp.send(bytes, target.port, target.address);
   }
 
   private fail(error: Error): void {

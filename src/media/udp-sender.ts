@@ -31,11 +31,13 @@ export class UdpSender {
   private waiting: Uint8Array[] = [];
   private closed = false;
 
-  /** `onSent` gets every send's completion (an error or null), as dgram's send callback. */
-  constructor(
-    private readonly socket: dgram.Socket,
-    private readonly onSent: (error: Error | null) => void,
-  ) {}
+  /**
+   * Sends take no callback: with one, dgram queues a `process.nextTick` per datagram (an RTP
+   * call sends 50 a second) only to report what UDP cannot promise anyway. A failed send is
+   * dropped silently, as a datagram lost on the way would be; a connected peer that stopped
+   * listening still shows as ECONNREFUSED on the socket's receive side (RtpSession → refused()).
+   */
+  constructor(private readonly socket: dgram.Socket) {}
 
   /** Where the socket is connected to, if it is (diagnostics and tests). */
   get connectedTo(): TransportAddress | undefined {
@@ -57,9 +59,9 @@ export class UdpSender {
   }
 
   send(bytes: Uint8Array): void {
-    if (this.state === 'connected') this.socket.send(bytes, this.onSent);
+    if (this.state === 'connected') this.socket.send(bytes);
     else if (this.state === 'connecting') this.waiting.push(bytes);
-    else if (this.target) this.socket.send(bytes, this.target.port, this.target.address, this.onSent);
+    else if (this.target) this.socket.send(bytes, this.target.port, this.target.address);
   }
 
   /** The socket reported ECONNREFUSED: the connected peer is not listening (now). */

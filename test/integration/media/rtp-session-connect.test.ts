@@ -218,7 +218,8 @@ describe('UdpSender', () => {
     b.on('message', (m) => got.push([m.toString(), 1]));
     c.on('message', (m) => got.push([m.toString(), 2]));
     const errors: Error[] = [];
-    const sender = new UdpSender(a, (e) => e && errors.push(e));
+    a.on('error', (e) => errors.push(e));
+    const sender = new UdpSender(a);
     const bAddr = { address: HOST, port: b.address().port };
     const cAddr = { address: HOST, port: c.address().port };
 
@@ -266,13 +267,13 @@ describe('UdpSender', () => {
   it('a connect that fails leaves addressed sends; closed while connecting, the socket is left unconnected', async () => {
     const a = await udp();
     const b = await udp();
-    const sender = new UdpSender(a, () => undefined);
+    const sender = new UdpSender(a);
     // dgram refuses port 0 at once: no throw out of aim(), no connection, no retry.
     expect(() => sender.aim({ address: HOST, port: 0 }, true)).not.toThrow();
     expect(sender.connectedTo).toBeUndefined();
     sender.close();
 
-    const closing = new UdpSender(a, () => undefined);
+    const closing = new UdpSender(a);
     closing.aim({ address: HOST, port: b.address().port }, true);
     closing.close();
     await sleep(20);

@@ -124,11 +124,14 @@ export class MediaScheduler {
     return this.phaseStart(member.phase) + index * this.intervalMs;
   }
 
+  /** The timer's callback, made once rather than per pass. */
+  private readonly onTimer = (): void => this.tick();
+
   private armAt(at: number, now: number): void {
     if (this.timer && this.timerAt <= at) return;
     this.timer?.cancel();
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.tick(), Math.max(0, at - now));
+    this.timer = this.clock.setTimeout(this.onTimer, Math.max(0, at - now));
   }
 
   private disarm(): void {

@@ -57,15 +57,34 @@ export const RTP_HEADER_LENGTH = 12;
 const NO_CSRCS: readonly number[] = Object.freeze([]);
 
 export function parseRtp(data: Uint8Array): RtpParseResult {
+  const packet: RtpPacket = { payloadType: 0, marker: false, sequenceNumber: 0, timestamp: 0, ssrc: 0, csrcs: NO_CSRCS, payload: NO_PAYLOAD, paddingLength: 0 };
+  const error = parseInto(data, packet, false);
+  return error === undefined ? { ok: true, packet } : { ok: false, error };
+}
+
+/**
+ * parseRtp() into a packet object the caller reuses datagram after datagram (a receive loop):
+ * no result or packet object per datagram. Returns the error, or undefined with every field of
+ * `packet` overwritten (`extension` set to undefined when there is none); on an error `packet`
+ * is left as it was. The payload is a new view into `data` each time, as with parseRtp(), so it
+ * may be kept; the packet object may not (it is the next datagram's).
+ */
+export function parseRtpInto(data: Uint8Array, packet: RtpPacket): RtpParseError | undefined {
+  return parseInto(data, packet, true);
+}
+
+const NO_PAYLOAD = new Uint8Array(0);
+
+function parseInto(data: Uint8Array, packet: RtpPacket, reused: boolean): RtpParseError | undefined {
   const length = data.length;
-  if (length < RTP_HEADER_LENGTH) return { ok: false, error: 'too-short' };
+  if (length < RTP_HEADER_LENGTH) return 'too-short';
   const b0 = data[0]!;
   const b1 = data[1]!;
-  if (b0 >> 6 !== 2) return { ok: false, error: 'bad-version' };
+  if (b0 >> 6 !== 2) return 'bad-version';
   const csrcCount = b0 & 0x0f;
 
   let offset = RTP_HEADER_LENGTH;
-  if (length < offset + csrcCount * 4) return { ok: false, error: 'csrc-overflow' };
+  if (length < offset + csrcCount * 4) return 'csrc-overflow';
   let csrcs = NO_CSRCS;
   if (csrcCount > 0) {
     const list: number[] = [];
@@ -75,11 +94,11 @@ export function parseRtp(data: Uint8Array): RtpParseResult {
 
   let extension: RtpHeaderExtension | undefined;
   if ((b0 & 0x10) !== 0) {
-    if (length < offset + 4) return { ok: false, error: 'extension-overflow' };
+    if (length < offset + 4) return 'extension-overflow';
     const profile = (data[offset]! << 8) | data[offset + 1]!;
     const words = (data[offset + 2]! << 8) | data[offset + 3]!;
     offset += 4;
-    if (length < offset + words * 4) return { ok: false, error: 'extension-overflow' };
+    if (length < offset + words * 4) return 'extension-overflow';
     extension = { profile, data: data.subarray(offset, offset + words * 4) };
     offset += words * 4;
   }
@@ -89,23 +108,23 @@ export function parseRtp(data: Uint8Array): RtpParseResult {
   if ((b0 & 0x20) !== 0) {
     // The last octet counts the padding including itself, so 0 is invalid (RFC 3550 §5.1).
     paddingLength = data[length - 1]!;
-    if (paddingLength === 0 || offset + paddingLength > length) return { ok: false, error: 'bad-padding' };
+    if (paddingLength === 0 || offset + paddingLength > length) return 'bad-padding';
     end -= paddingLength;
   }
 
-  const packet: RtpPacket = {
-    payloadType: b1 & 0x7f,
-    marker: (b1 & 0x80) !== 0,
-    sequenceNumber: (data[2]! << 8) | data[3]!,
-    timestamp: readUint32(data, 4),
-    ssrc: readUint32(data, 8),
-    csrcs,
-    payload: data.subarray(offset, end),
-    paddingLength,
-  };
-  // Added only when present: the common packet keeps one shape.
+  packet.payloadType = b1 & 0x7f;
+  packet.marker = (b1 & 0x80) !== 0;
+  packet.sequenceNumber = (data[2]! << 8) | data[3]!;
+  packet.timestamp = readUint32(data, 4);
+  packet.ssrc = readUint32(data, 8);
+  packet.csrcs = csrcs;
+  packet.payload = data.subarray(offset, end);
+  packet.paddingLength = paddingLength;
+  // A new packet gets `extension` only when present (the common packet keeps one shape); a
+  // reused one always has it, so it must be cleared.
   if (extension) packet.extension = extension;
-  return { ok: true, packet };
+  else if (reused) packet.extension = undefined;
+  return undefined;
 }
 
 export function serializeRtp(packet: RtpPacketInit): Uint8Array {
@@ -155,6 +174,14 @@ export function rtpDatagram(payloadType: number, marker: boolean, sequenceNumber
   writeFixedHeader(out, 0x80, marker, payloadType, sequenceNumber, timestamp, ssrc);
   out.set(payload, RTP_HEADER_LENGTH);
   return out;
+}
+
+/**
+ * rtpDatagram() for a payload already in place: writes the same fixed header into the first
+ * RTP_HEADER_LENGTH bytes of `datagram`, whose payload follows them.
+ */
+export function writeRtpHeader(datagram: Uint8Array, payloadType: number, marker: boolean, sequenceNumber: number, timestamp: number, ssrc: number): void {
+  writeFixedHeader(datagram, 0x80, marker, payloadType, sequenceNumber, timestamp, ssrc);
 }
 
 function writeFixedHeader(out: Uint8Array, b0: number, marker: boolean, payloadType: number, sequenceNumber: number, timestamp: number, ssrc: number): void {

@@ -30,7 +30,7 @@ const PTIME_EVIDENCE = 3;
 export interface InboundHooks {
   dtmf(digit: string, durationMs: number): void;
   latched(source: TransportAddress): void;
-  /** Observer: every packet the source filter let through, as it arrived (the call tape). */
+  /** Observer: every packet the source filter let through, as it arrived (the call tape). The packet object is the session's, reused for the next datagram: read it now. */
   packet?(packet: RtpPacket, nowMs: number): void;
 }
 

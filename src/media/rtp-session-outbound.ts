@@ -42,8 +42,10 @@
  * time. The media clock the RTCP report gives (`rtpTimestampAt`) stays on the grid throughout.
  *
  * Per packet this allocates little: the payload the encoder returns (nothing at all for cached
- * comfort silence or μ-law passed through) and, in the session, the datagram. `send` gets one
- * packet object, reused for every packet.
+ * comfort silence or μ-law passed through) and, in the session, the datagram. With `headerRoom`
+ * (the session), a 20 ms packet the encoder can write in place (G.711, G.722) is encoded straight
+ * into the datagram-to-be instead: one Buffer per packet, not two. `send` gets one packet
+ * object, reused for every packet.
  */
 import { FRAME_MS, type AudioFrame } from '../audio/frame.ts';
 import { ulaw } from './codecs/g711.ts';
@@ -60,7 +62,14 @@ export interface OutboundPacket {
   payloadType: number;
   marker: boolean;
   timestamp: number;
+  /**
+   * The payload, or with `room` > 0 a new Buffer holding the payload after `room` bytes left
+   * free for the header (only with OutboundOptions.headerRoom): the sender writes the header
+   * there and may send the Buffer itself; the path never touches it again.
+   */
   payload: Uint8Array;
+  /** 0, or OutboundOptions.headerRoom: where in `payload` the payload starts. */
+  room: number;
 }
 
 export interface OutboundOptions {
@@ -81,6 +90,12 @@ export interface OutboundOptions {
   ticker?: TickerFactory;
   /** Groups this loop with the session's playout loop in the shared scheduler (same phase). */
   lane?: object;
+  /**
+   * Bytes the sender puts before the payload (the RTP header). When set, payloads the encoder can
+   * write in place come with that much room before them (OutboundPacket.room), so the sender
+   * need not copy them into a datagram of its own. Default 0: payloads only.
+   */
+  headerRoom?: number;
 }
 
 /** Peak level under which a queued frame counts as a pause that lag may be paid back from (about -50 dBFS). */
@@ -145,12 +160,15 @@ export class OutboundPath implements OutboundAudio {
   private readonly makeTicker: TickerFactory;
   private readonly lane: object | undefined;
   private readonly maxLag: number;
+  private readonly headerRoom: number;
+  /** The payload nextPayload() returned last sits after `headerRoom` bytes of room (see OutboundOptions.headerRoom). */
+  private payloadInRoom = false;
   /** Frames the stream is behind real time after stalls (see the header). */
   private lag = 0;
   private emptySlots = 0;
   private readonly onSlot = (lateMs: number, skipped: number): void => this.slot(lateMs, skipped);
   /** The one packet object `send` gets (see OutboundOptions.send). */
-  private readonly packet: OutboundPacket = { payloadType: 0, marker: false, timestamp: 0, payload: new Uint8Array(0) };
+  private readonly packet: OutboundPacket = { payloadType: 0, marker: false, timestamp: 0, payload: new Uint8Array(0), room: 0 };
   readonly counters = { framesDropped: 0, dtmfSent: 0, lateFramesDropped: 0 };
 
   constructor(media: NegotiatedMedia, options: OutboundOptions) {
@@ -160,7 +178,8 @@ export class OutboundPath implements OutboundAudio {
     this.streamAhead = Math.max(1, Math.ceil((options.streamAheadMs ?? 100) / FRAME_MS));
     this.timestamp = options.initialTimestamp >>> 0;
     this.media = media;
-    this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs);
+    this.headerRoom = options.headerRoom ?? 0;
+    this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs, this.headerRoom);
     this.makeTicker = options.ticker ?? createTicker;
     this.lane = options.lane;
     this.maxLag = Math.max(0, Math.floor((options.maxLagMs ?? 200) / FRAME_MS));
@@ -222,7 +241,7 @@ export class OutboundPath implements OutboundAudio {
     if (this.clock.monotonic() - this.lastSlotMs >= ptime) return;
     const payload = this.nextPayload();
     if (!payload) return;
-    this.emit(this.media.payloadType, this.marker, this.timestamp, payload);
+    this.emit(this.media.payloadType, this.marker, this.timestamp, payload, this.payloadInRoom);
     this.marker = false;
     this.ahead = true;
     this.timestamp = (this.timestamp + this.transcoder.ticksPerPacket) >>> 0;
@@ -332,7 +351,7 @@ export class OutboundPath implements OutboundAudio {
     this.media = media;
     if (old.codec !== media.codec || old.ptimeMs !== media.ptimeMs) {
       this.transcoder.close();
-      this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs);
+      this.transcoder = new OutboundTranscoder(media.codec, media.ptimeMs, this.headerRoom);
       this.spill.length = 0;
       this.rawRest = undefined;
       this.marker = true;
@@ -378,7 +397,7 @@ export class OutboundPath implements OutboundAudio {
       const payload = this.nextPayload();
       if (payload) {
         const audio = this.spillAudio;
-        this.emit(this.media.payloadType, this.marker && audio, this.timestamp, payload);
+        this.emit(this.media.payloadType, this.marker && audio, this.timestamp, payload, this.payloadInRoom);
         this.marker = !audio;
       }
     }
@@ -386,8 +405,9 @@ export class OutboundPath implements OutboundAudio {
     this.wake();
   }
 
-  private emit(payloadType: number, marker: boolean, timestamp: number, payload: Uint8Array): void {
+  private emit(payloadType: number, marker: boolean, timestamp: number, payload: Uint8Array, inRoom: boolean): void {
     const packet = this.packet;
+    packet.room = inRoom ? this.headerRoom : 0;
     packet.payloadType = payloadType;
     packet.marker = marker;
     packet.timestamp = timestamp;
@@ -429,10 +449,10 @@ export class OutboundPath implements OutboundAudio {
     // The event is stamped with the slot it starts in; its packets all keep that timestamp.
     if (slot.first) this.dtmfTimestamp = this.timestamp;
     if (slot.payload) {
-      this.emit(this.media.dtmfPayloadType!, slot.first, this.dtmfTimestamp, slot.payload);
+      this.emit(this.media.dtmfPayloadType!, slot.first, this.dtmfTimestamp, slot.payload, false);
     } else {
       const silence = this.nextPayload(true);
-      if (silence) this.emit(this.media.payloadType, false, this.timestamp, silence);
+      if (silence) this.emit(this.media.payloadType, false, this.timestamp, silence, this.payloadInRoom);
     }
     if (slot.first) this.counters.dtmfSent++;
     this.marker = true;
@@ -441,9 +461,11 @@ export class OutboundPath implements OutboundAudio {
 
   /**
    * One packet's worth: queued audio if any, else silence, through the one encoder.
-   * `spillAudio` tells which it is.
+   * `spillAudio` tells which it is; `payloadInRoom` whether it is a Buffer with room for the header
+   * before it (see OutboundOptions.headerRoom).
    */
   private nextPayload(silenceOnly = false): Uint8Array | undefined {
+    this.payloadInRoom = false;
     const maxFrames = Math.ceil(this.media.ptimeMs / FRAME_MS) + 1;
     for (let i = 0; this.spill.length === 0 && i < maxFrames; i++) {
       const item = silenceOnly ? undefined : this.queue.shift();
@@ -457,7 +479,13 @@ export class OutboundPath implements OutboundAudio {
       if (frame && this.rawRest) this.spillRawRest();
       try {
         const payloads = frame ? this.transcoder.encode(frame) : this.transcoder.encodeSilence();
-        for (let p = 0; p < payloads.length; p++) this.spill.push(payloads[p]!);
+        if (this.transcoder.encodedInRoom && this.spill.length === 0) {
+          // The usual packet: encoded into the datagram-to-be, and sent as it is, right now
+          // (what pushing it to the empty spill and taking it out again would have done).
+          this.payloadInRoom = true;
+          return payloads[0];
+        }
+        this.spillPayloads(payloads);
       } catch {
         // A frame the encoder rejects (e.g. wrong length) is dropped rather than stopping the call.
         this.counters.framesDropped++;
@@ -466,11 +494,17 @@ export class OutboundPath implements OutboundAudio {
     return this.spill.shift();
   }
 
+  /** The transcoder's payloads into the spill, as payloads only (no header room before them). */
+  private spillPayloads(payloads: readonly Buffer[]): void {
+    const room = this.transcoder.encodedInRoom ? this.headerRoom : 0;
+    for (let p = 0; p < payloads.length; p++) this.spill.push(room > 0 ? payloads[p]!.subarray(room) : payloads[p]!);
+  }
+
   /** Queued μ-law → payloads: as they are on PCMU, else through the encoder like a frame. */
   private spillRaw(raw: Uint8Array): void {
     if (this.media.codec.name !== 'PCMU') {
       try {
-        for (const payload of this.transcoder.encode({ samples: ulaw.decode(raw), sampleRate: 8000 })) this.spill.push(payload);
+        this.spillPayloads(this.transcoder.encode({ samples: ulaw.decode(raw), sampleRate: 8000 }));
       } catch {
         this.counters.framesDropped++;
       }

@@ -10,6 +10,9 @@ export class DropOldestQueue<T> implements AsyncIterable<T> {
   private waiter: ((result: IteratorResult<T>) => void) | undefined;
   private ended = false;
   private droppedCount = 0;
+  private readonly parkReader = (resolve: (result: IteratorResult<T>) => void): void => {
+    this.waiter = resolve;
+  };
 
   constructor(readonly capacity: number) {
     if (capacity < 1) throw new RangeError('queue capacity must be at least 1');
@@ -64,9 +67,8 @@ export class DropOldestQueue<T> implements AsyncIterable<T> {
         }
         if (this.ended) return Promise.resolve({ value: undefined, done: true });
         if (this.waiter) return Promise.reject(new Error('DropOldestQueue has a single reader'));
-        return new Promise((resolve) => {
-          this.waiter = resolve;
-        });
+        // The executor is made once: per read only the promise (and its resolvers) are new.
+        return new Promise(this.parkReader);
       },
       // The reader leaving (break out of for-await) does not stop the producer: frames keep
       // being dropped, oldest first, so a reader can also come back later.

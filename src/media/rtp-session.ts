@@ -27,7 +27,7 @@ import type { AudioFrame } from '../audio/frame.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
 import type { PortPool, RtpPortPair } from './port-pool.ts';
-import { looksLikeRtcp, parseRtp, rtpDatagram, type RtpPacket } from './rtp-packet.ts';
+import { looksLikeRtcp, parseRtpInto, RTP_HEADER_LENGTH, rtpDatagram, writeRtpHeader, type RtpPacket } from './rtp-packet.ts';
 import { InboundPath } from './rtp-session-inbound.ts';
 import { OutboundPath, type OutboundPacket } from './rtp-session-outbound.ts';
 import { DropOldestQueue } from './rtp-session-queue.ts';
@@ -70,7 +70,8 @@ export interface RtpSessionOptions {
  * An observer of what arrives (the call tape, src/call/tape.ts): the negotiated media when it is
  * attached and after each re-INVITE, then every packet the source filter accepted, with its
  * arrival time on the session's monotonic clock. It must not keep `packet.payload` (a view into
- * the datagram): copy what it needs.
+ * the datagram) nor the packet object itself, which the session reuses for the next datagram:
+ * read it during the call, copy what it needs.
  */
 export interface InboundTap {
   media(media: NegotiatedMedia, nowMs: number): void;
@@ -119,6 +120,18 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private timedOut = false;
   private tap: InboundTap | undefined;
   private closing: Promise<void> | undefined;
+  /** Each received datagram is parsed into this one object (parseRtpInto); its payload is new each time. */
+  private readonly rxPacket: RtpPacket = {
+    payloadType: 0,
+    marker: false,
+    sequenceNumber: 0,
+    timestamp: 0,
+    ssrc: 0,
+    csrcs: [],
+    extension: undefined,
+    payload: new Uint8Array(0),
+    paddingLength: 0,
+  };
 
   constructor(options: RtpSessionOptions) {
     super();
@@ -201,6 +214,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       initialTimestamp: this.initialTimestamp,
       ticker: this.options.ticker ?? createTicker,
       lane: this,
+      // Payloads the encoder writes in place come inside the datagram already (sendRtp).
+      headerRoom: RTP_HEADER_LENGTH,
       ...(this.options.maxQueuedMs !== undefined ? { maxQueuedMs: this.options.maxQueuedMs } : {}),
     });
     const out = this.out;
@@ -355,13 +370,14 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.state !== 'started') return;
     // rtcp-mux (RFC 5761): some peers send RTCP to the RTP port.
     if (looksLikeRtcp(msg)) return this.onRtcp(msg, rinfo);
-    const parsed = parseRtp(msg);
-    if (!parsed.ok) {
+    // One packet object for every datagram: nothing downstream keeps it (InboundTap's contract).
+    const packet = this.rxPacket;
+    if (parseRtpInto(msg, packet) !== undefined) {
       this.in!.counters.malformed++;
       return;
     }
     // rinfo is a TransportAddress already (and fresh per datagram): no copy.
-    this.in!.receive(parsed.packet, rinfo, this.clock.monotonic());
+    this.in!.receive(packet, rinfo, this.clock.monotonic());
   }
 
   private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -372,14 +388,27 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.rtcp!.receive(msg)) this.rtcpTarget = from;
   }
 
-  /** Per packet: header and payload into one new datagram, to where aimRtp() pointed. */
+  /**
+   * Per packet: header and payload into one new datagram, to where aimRtp() pointed. A payload
+   * encoded with room for the header before it (`room`, a new Buffer the path lets go of) is
+   * that datagram already: only the header is written.
+   */
   private sendRtp(packet: OutboundPacket): void {
     const out = this.rtpOut;
     if (!out) return;
-    const bytes = rtpDatagram(packet.payloadType, packet.marker, this.sequence, packet.timestamp, this.ssrc, packet.payload);
+    let bytes: Uint8Array;
+    let payloadBytes: number;
+    if (packet.room === RTP_HEADER_LENGTH) {
+      bytes = packet.payload;
+      payloadBytes = bytes.length - RTP_HEADER_LENGTH;
+      writeRtpHeader(bytes, packet.payloadType, packet.marker, this.sequence, packet.timestamp, this.ssrc);
+    } else {
+      bytes = rtpDatagram(packet.payloadType, packet.marker, this.sequence, packet.timestamp, this.ssrc, packet.payload);
+      payloadBytes = packet.payload.length;
+    }
     this.sequence = (this.sequence + 1) & 0xffff;
     this.sent.packets++;
-    this.sent.bytes += packet.payload.length;
+    this.sent.bytes += payloadBytes;
     out.send(bytes);
   }
 

@@ -32,6 +32,17 @@ export interface Codec {
 export interface CodecEncoder {
   /** Mono PCM at codec.sampleRate, a whole number of codec frames → one RTP payload. */
   encode(pcm: Int16Array): Buffer;
+  /**
+   * Codecs whose payload size follows from the sample count (G.711, G.722), with encodeInto:
+   * the octets the next encode of `samples` samples makes.
+   */
+  encodedLength?(samples: number): number;
+  /**
+   * As encode(), written into `out` at `offset` (encodedLength(pcm.length) octets, which the
+   * caller has made room for); returns the octets written. Lets the send path encode straight
+   * into the datagram. Optional, always together with encodedLength.
+   */
+  encodeInto?(pcm: Int16Array, out: Uint8Array, offset: number): number;
   close?(): void;
 }
 

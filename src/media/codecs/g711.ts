@@ -70,6 +70,8 @@ const ALAW_DECODE = buildDecodeTable(linearFromAlaw);
 
 export interface CompandingLaw {
   encode(pcm: Int16Array): Buffer;
+  /** encode() into `out` at `offset` (pcm.length octets); returns pcm.length. */
+  encodeInto(pcm: Int16Array, out: Uint8Array, offset: number): number;
   decode(payload: Uint8Array): Int16Array;
   /** decode() into `out` (payload.length samples); returns `out`. */
   decodeInto(payload: Uint8Array, out: Int16Array): Int16Array;
@@ -83,12 +85,17 @@ function law(encodeTable: Uint8Array, decodeTable: Int16Array): CompandingLaw {
     for (let i = 0; i < payload.length; i++) out[i] = decodeTable[payload[i]!]!;
     return out;
   };
+  const encodeInto = (pcm: Int16Array, out: Uint8Array, offset: number): number => {
+    for (let i = 0; i < pcm.length; i++) out[offset + i] = encodeTable[pcm[i]! & 0xffff]!;
+    return pcm.length;
+  };
   return {
     encode(pcm) {
       const out = Buffer.allocUnsafe(pcm.length);
-      for (let i = 0; i < pcm.length; i++) out[i] = encodeTable[pcm[i]! & 0xffff]!;
+      encodeInto(pcm, out, 0);
       return out;
     },
+    encodeInto,
     decode: (payload) => decodeInto(payload, new Int16Array(payload.length)),
     decodeInto,
     encodeSample: (x) => encodeTable[x & 0xffff]!,

@@ -152,10 +152,21 @@ export class G722Encoder {
   private carry: number | undefined;
 
   encode(pcm: Int16Array): Buffer {
-    const total = pcm.length + (this.carry === undefined ? 0 : 1);
-    const out = Buffer.allocUnsafe(total >> 1);
+    // encodeInto writes exactly encodedLength() octets: the Buffer is the payload as it is.
+    const out = Buffer.allocUnsafe(this.encodedLength(pcm.length));
+    this.encodeInto(pcm, out, 0);
+    return out;
+  }
+
+  /** Octets the next encode()/encodeInto() of `samples` samples makes (an odd sample carried over counts). */
+  encodedLength(samples: number): number {
+    return (samples + (this.carry === undefined ? 0 : 1)) >> 1;
+  }
+
+  /** As encode(), written into `out` at `offset`; returns the octets written (encodedLength(pcm.length)). */
+  encodeInto(pcm: Int16Array, out: Uint8Array, offset: number): number {
     let i = 0;
-    let o = 0;
+    let o = offset;
     if (this.carry !== undefined && pcm.length > 0) {
       out[o++] = this.encodePair(this.carry, pcm[0]!);
       this.carry = undefined;
@@ -163,7 +174,7 @@ export class G722Encoder {
     }
     for (; i + 1 < pcm.length; i += 2) out[o++] = this.encodePair(pcm[i]!, pcm[i + 1]!);
     if (i < pcm.length) this.carry = pcm[i]!;
-    return out.subarray(0, o);
+    return o - offset;
   }
 
   private encodePair(first: number, second: number): number {

@@ -16,7 +16,11 @@ export const g722: Codec = {
   ptimesMs: [20, 10, 30, 40, 50, 60],
   encoder() {
     const enc = new G722Encoder();
-    return { encode: (pcm) => enc.encode(pcm) };
+    return {
+      encode: (pcm) => enc.encode(pcm),
+      encodedLength: (samples) => enc.encodedLength(samples),
+      encodeInto: (pcm, out, offset) => enc.encodeInto(pcm, out, offset),
+    };
   },
   decoder() {
     const dec = new G722Decoder();

@@ -1,6 +1,6 @@
 import type { Codec, CodecEncoder } from './codec.ts';
 import { alaw } from './g711.ts';
-import { g711Decoder } from './pcmu.ts';
+import { g711Decoder, g711Encoder } from './pcmu.ts';
 
 /** G.711 A-law, RTP payload type 8 (RFC 3551). */
 export const pcma: Codec = {
@@ -12,6 +12,6 @@ export const pcma: Codec = {
   frameMs: 20,
   stateless: true,
   ptimesMs: [20, 10, 30, 40, 50, 60],
-  encoder: (): CodecEncoder => ({ encode: (pcm) => alaw.encode(pcm) }),
+  encoder: (): CodecEncoder => g711Encoder(alaw),
   decoder: () => g711Decoder(alaw),
 };

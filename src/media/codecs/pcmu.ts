@@ -11,9 +11,14 @@ export const pcmu: Codec = {
   frameMs: 20,
   stateless: true,
   ptimesMs: [20, 10, 30, 40, 50, 60],
-  encoder: (): CodecEncoder => ({ encode: (pcm) => ulaw.encode(pcm) }),
+  encoder: (): CodecEncoder => g711Encoder(ulaw),
   decoder: (): CodecDecoder => g711Decoder(ulaw),
 };
+
+/** Shared by PCMU and PCMA: stateless, one octet per sample, so it can encode into the datagram. */
+export function g711Encoder(law: CompandingLaw): CodecEncoder {
+  return { encode: law.encode, encodedLength: (samples) => samples, encodeInto: law.encodeInto };
+}
 
 /** Shared by PCMU and PCMA: stateless decoding plus replay-and-fade concealment. */
 export function g711Decoder(law: CompandingLaw): CodecDecoder {

@@ -3,7 +3,7 @@
  * AudioFrames on the other. Resampling happens here and nowhere deeper (ARCHITECTURE.md §2).
  * Each direction keeps its own codec state, resampler history and partial-frame remainder.
  */
-import { FRAME_MS, FrameChunker, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
+import { copySamples, FRAME_MS, FrameChunker, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
 import { Resampler } from '../../audio/resample.ts';
 import { pcmSamples, rtpTicks, type Codec, type CodecDecoder, type CodecEncoder } from './codec.ts';
 
@@ -33,7 +33,14 @@ export class InboundTranscoder {
     // Shared buffers all the way down to the chunker, which copies what it keeps: the decoded
     // 8 kHz PCM only feeds the resampler, and the resampler's output only feeds the chunker.
     const pcm = this.decoder.decodeShared ? this.decoder.decodeShared(payload) : this.decoder.decode(payload);
-    return this.chunker.pushInto(this.resampler.processShared(pcm), frames);
+    const out = this.resampler.processShared(pcm);
+    if (this.chunker.pending === 0 && out.length === this.chunker.frameSamples) {
+      // The usual packet (20 ms, nothing held back): exactly the frame the chunker would make,
+      // without the view of `out` it cuts for it.
+      frames.push({ samples: copySamples(out), sampleRate: this.chunker.sampleRate });
+      return 1;
+    }
+    return this.chunker.pushInto(out, frames);
   }
 
   /** Frames standing in for one lost packet, produced by the codec's concealment. */
@@ -71,14 +78,37 @@ export class OutboundTranscoder {
   /** What encode() returns, and the packetizer's frames: reused per call (one packet a frame, 50 a second). */
   private readonly payloads: Buffer[] = [];
   private readonly packets: AudioFrame[] = [];
+  /**
+   * What encode() returns in the usual case (one payload): a one-element array whose element is
+   * replaced. Not `payloads` emptied with `length = 0`, which makes V8 drop its backing store, so
+   * that every push would allocate a new one.
+   */
+  private readonly one: Buffer[] = [Buffer.alloc(0)];
+  private inRoom = false;
 
+  /**
+   * `headerRoom` > 0 (the send path: RTP_HEADER_LENGTH): where the encoder can write into a
+   * caller's buffer, a frame that makes exactly one packet comes back as a new Buffer with
+   * `headerRoom` bytes left free before the payload, for the sender to fill in the header and
+   * send as it is (no payload Buffer copied into a datagram). `encodedInRoom` tells which.
+   */
   constructor(
     readonly codec: Codec,
     readonly ptimeMs = FRAME_MS,
+    readonly headerRoom = 0,
   ) {
     this.encoder = codec.encoder();
     this.resampler = new Resampler(SAMPLE_RATE, codec.sampleRate);
     this.packetizer = new FrameChunker(pcmSamples(codec, ptimeMs), codec.sampleRate);
+  }
+
+  /**
+   * Whether the payloads the last encode() or encodeSilence() returned (then exactly one) start
+   * `headerRoom` bytes into their Buffer, after room for the header (see the constructor).
+   * Always false without `headerRoom`.
+   */
+  get encodedInRoom(): boolean {
+    return this.inRoom;
   }
 
   /** RTP timestamp increment per payload returned by encode(). */
@@ -103,6 +133,7 @@ export class OutboundTranscoder {
   encodeSilence(): Buffer[] {
     if (this.silentRun >= QUIET_AFTER_FRAMES && this.codec.stateless && this.ptimeMs === FRAME_MS && this.packetizer.pending === 0) {
       this.cachedSilence ??= [this.silencePayload()];
+      this.inRoom = false;
       return this.cachedSilence;
     }
     this.silentRun++;
@@ -127,13 +158,25 @@ export class OutboundTranscoder {
     }
     // processShared: the packetizer copies what it keeps, so the resampler's buffer is reused.
     const pcm = this.resampler.processShared(frame.samples);
+    this.inRoom = false;
+    if (this.packetizer.pending === 0 && pcm.length === this.packetizer.frameSamples) {
+      // The usual case (20 ms in, 20 ms packets): encode straight from the resampler's buffer,
+      // into the datagram-to-be when the sender left room for the header.
+      const encoder = this.encoder;
+      const one = this.one;
+      if (this.headerRoom > 0 && encoder.encodeInto && encoder.encodedLength) {
+        const room = this.headerRoom;
+        const buf = Buffer.allocUnsafe(room + encoder.encodedLength(pcm.length));
+        encoder.encodeInto(pcm, buf, room);
+        one[0] = buf;
+        this.inRoom = true;
+        return one;
+      }
+      one[0] = encoder.encode(pcm);
+      return one;
+    }
     const out = this.payloads;
     out.length = 0;
-    if (this.packetizer.pending === 0 && pcm.length === this.packetizer.frameSamples) {
-      // The usual case (20 ms in, 20 ms packets): encode straight from the resampler's buffer.
-      out.push(this.encoder.encode(pcm));
-      return out;
-    }
     const packets = this.packets;
     packets.length = 0;
     this.packetizer.pushInto(pcm, packets);

@@ -61,7 +61,7 @@ async function open() {
   const errors: Error[] = [];
   session.on('error', (e) => errors.push(e));
   const accepted: RtpPacket[] = [];
-  session.tapInbound({ media: () => undefined, packet: (p) => accepted.push(p) });
+  session.tapInbound({ media: () => undefined, packet: (p) => accepted.push({ ...p }) }); // the packet object is reused: copy
   const local = await session.allocate();
   peer.connect({ address: HOST, port: local.rtpPort, rtcpPort: local.rtcpPort });
   session.start(peer.media(pcmu));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { looksLikeRtcp, parseRtp, rtpDatagram, seqDelta, serializeRtp, timestampDelta } from '../../../src/media/rtp-packet.ts';
+import { looksLikeRtcp, parseRtp, parseRtpInto, rtpDatagram, seqDelta, serializeRtp, timestampDelta, type RtpPacket } from '../../../src/media/rtp-packet.ts';
 import { prng } from './prng.ts';
 
 function hex(s: string): Uint8Array {
@@ -119,5 +119,31 @@ describe('RTP packet', () => {
     expect(seqDelta(100, 90)).toBe(-10);
     expect(timestampDelta(0xffffff60, 0x00000000)).toBe(160);
     expect(timestampDelta(160, 0)).toBe(-160);
+  });
+});
+
+describe('parseRtpInto', () => {
+  it('fills one reused packet exactly as parseRtp() builds a new one, and leaves it alone on an error', () => {
+    const packet = { payloadType: 0, marker: false, sequenceNumber: 0, timestamp: 0, ssrc: 0, csrcs: [] as readonly number[], extension: undefined, payload: new Uint8Array(0), paddingLength: 0 } as RtpPacket;
+    const datagrams = [
+      serializeRtp({ payloadType: 0, sequenceNumber: 1, timestamp: 160, ssrc: 0xdeadbeef, payload: Uint8Array.of(1, 2, 3) }),
+      serializeRtp({ payloadType: 101, marker: true, sequenceNumber: 65535, timestamp: 0xffffffff, ssrc: 7, csrcs: [1, 2], extension: { profile: 0xbede, data: Uint8Array.of(1, 2, 3, 4) }, payload: Uint8Array.of(9), paddingLength: 5 }),
+      serializeRtp({ payloadType: 8, sequenceNumber: 2, timestamp: 320, ssrc: 0xdeadbeef, payload: new Uint8Array(160).fill(0xd5) }),
+    ];
+    for (const d of datagrams) {
+      const fresh = parseRtp(d);
+      expect(fresh.ok).toBe(true);
+      expect(parseRtpInto(d, packet)).toBeUndefined();
+      const { extension, ...rest } = packet;
+      const { extension: freshExt, ...freshRest } = (fresh as { packet: RtpPacket }).packet;
+      expect(rest).toEqual(freshRest);
+      expect(extension).toEqual(freshExt);
+      // The payload is a view of this datagram, new each time.
+      expect(packet.payload.buffer).toBe(d.buffer);
+    }
+    const before = { ...packet };
+    expect(parseRtpInto(Uint8Array.of(0x80, 0), packet)).toBe('too-short');
+    expect(parseRtpInto(hex('40 00 1234 000000a0 deadbeef'), packet)).toBe('bad-version');
+    expect(packet).toEqual(before);
   });
 });

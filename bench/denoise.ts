@@ -9,12 +9,14 @@
  * lines with the VAD: process CPU time (user+system, every thread), as in bench/vad.ts, since
  * Silero may run on a thread of its own. Input is speech and noise fixtures back to back so the
  * gain and noise tracking follow real paths (no all-zero shortcuts), as recorded (wideband) and as
- * a G.711 call delivers it (through 8 kHz and back: the telephone-band lines).
+ * a G.711 call delivers it (through 8 kHz and back: the telephone-band lines). The narrowband lines
+ * are what a G.711 call gets: `createStream({ narrowband: true })`, the suppressor at 8 kHz
+ * between a half-band decimator and interpolator; compare them with the telephone-band lines.
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Denoiser, loadDenoiser, type DenoiserBackend } from '../src/audio/denoise.ts';
+import { Denoiser, loadDenoiser, type DenoiserBackend, type DenoiserStreamOptions } from '../src/audio/denoise.ts';
 import { SpectralDenoiser } from '../src/audio/denoise-spectral.ts';
 import { concatPcm, splitPcm, SAMPLE_RATE, type AudioFrame } from '../src/audio/frame.ts';
 import { resample } from '../src/audio/resample.ts';
@@ -76,8 +78,10 @@ function report(label: string, msPerFrame: number, budget = false): void {
   );
 }
 
-function runBackend(backend: DenoiserBackend, n: number, input: AudioFrame[] = frames): number {
-  const s = backend.createStream();
+const NARROWBAND: DenoiserStreamOptions = { narrowband: true };
+
+function runBackend(backend: DenoiserBackend, n: number, input: AudioFrame[] = frames, options?: DenoiserStreamOptions): number {
+  const s = backend.createStream(options);
   const ms = cpuMs(() => {
     for (let i = 0; i < n; i++) s.process(input[i % input.length]!);
   });
@@ -92,6 +96,7 @@ const vad = await SileroVad.load();
 
 // Warm-up: let the JIT optimise the hot loops and RNNoise's wasm tier up before measuring.
 runBackend(spectral, 2000);
+runBackend(spectral, 2000, telephoneFrames, NARROWBAND);
 runBackend(rnnoise, 500);
 {
   const s = vad.createStream();
@@ -107,24 +112,28 @@ report('spectral denoise, 1 call', best(() => runBackend(spectral, n)));
 report('spectral denoise, floor 12 dB', best(() => runBackend(new SpectralDenoiser({ floorDb: 12 }), n)));
 report('spectral denoise, telephone band, 1 call', best(() => runBackend(spectral, n, telephoneFrames)));
 report('  the same without the empty-band skip', best(() => runBackend(new SpectralDenoiser({ narrowbandSkip: false }), n, telephoneFrames)));
+report('spectral denoise, narrowband (8 kHz inside), 1 call', best(() => runBackend(spectral, n, telephoneFrames, NARROWBAND)));
 report('RNNoise denoise (48 kHz + resampling), 1 call', best(() => runBackend(rnnoise, Math.min(n, 2500))));
-{
-  // Many calls interleaved: per-stream state stays in cache less well than one hot stream.
-  const streams = Array.from({ length: 150 }, () => spectral.createStream());
+// Many calls interleaved: per-stream state stays in cache less well than one hot stream.
+function interleaved(input: AudioFrame[], options?: DenoiserStreamOptions): number {
+  const streams = Array.from({ length: 150 }, () => spectral.createStream(options));
   const frameCount = 150 * 200;
   const ms = cpuMs(() => {
-    for (let i = 0; i < 200; i++) for (let c = 0; c < 150; c++) streams[c]!.process(frames[(i + c * 37) % frames.length]!);
+    for (let i = 0; i < 200; i++) for (let c = 0; c < 150; c++) streams[c]!.process(input[(i + c * 37) % input.length]!);
   });
-  report('spectral denoise, 150 calls interleaved', ms / frameCount);
+  return ms / frameCount;
 }
+report('spectral denoise, 150 calls interleaved', interleaved(frames));
+report('spectral denoise, telephone band, 150 calls interleaved', interleaved(telephoneFrames));
+report('spectral denoise, narrowband, 150 calls interleaved', interleaved(telephoneFrames, NARROWBAND));
 
 // One call's caller side as the cascade runs it (src/call/cascade/listener.ts): denoise, then VAD.
-async function perCall(backend: DenoiserBackend | undefined): Promise<number> {
-  const d = backend?.createStream();
+async function perCall(backend: DenoiserBackend | undefined, input = frames, options?: DenoiserStreamOptions): Promise<number> {
+  const d = backend?.createStream(options);
   const v = vad.createStream();
   const ms = await cpuMsAsync(async () => {
     for (let i = 0; i < n; i++) {
-      const f = frames[i % frames.length]!;
+      const f = input[i % input.length]!;
       await v.push(d ? d.process(f) : f);
     }
   });
@@ -133,6 +142,7 @@ async function perCall(backend: DenoiserBackend | undefined): Promise<number> {
 }
 report('VAD alone, 1 call', await perCall(undefined), true);
 report('VAD + spectral denoise, 1 call', await perCall(spectral), true);
+report('VAD + spectral denoise narrowband, telephone band, 1 call', await perCall(spectral, telephoneFrames, NARROWBAND), true);
 report('VAD + RNNoise denoise, 1 call', await perCall(rnnoise), true);
 
 // 150 calls whose frames land in the same event-loop turn, as under load: the VAD batches them

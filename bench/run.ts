@@ -45,7 +45,7 @@ options (passed to the benchmark):
   calls, calls-vad: --levels 25,50,100,150,200  --window 15  --sub 3  --settle 3  --ramp-cps 50  --no-probe  --json FILE  --cpu-prof DIR
   setup:            --rates 50,100,150  --duration 20  --hold 1000  --carriers 2  --all  --json FILE  --leak-check S  --cpu-prof DIR
   both:             --quiet-wait S (wait up to S s for the machine to be under 25 % busy first)
-  vad-micro:        positional: [calls=150] [seconds=10]
+  vad-micro:        positional: [calls=150] [seconds=10]; --inline (Silero on the calling thread), --narrowband (8 kHz)
   engine-latency:   --levels 1,100  --turns 4  --turns-single 12  --barge 10  --ramp-cps 10  --llm-ms 0  --tts-ms 0  --json FILE  --cpu-prof DIR  --quiet-wait S
   engine-cpu:       --calls 100  --window 20  --settle 4  --phases pipeline,no-denoise,echo  --ramp-cps 10  --json FILE  --cpu-prof DIR  --quiet-wait S
   voice:            the options above go to engine-latency and engine-cpu alike (use --json only with one of them)

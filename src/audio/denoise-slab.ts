@@ -1,14 +1,18 @@
 /**
  * The shared memory one denoiser batch travels in, between the event-loop thread and the
  * denoiser worker (./denoise-worker.ts, ./denoise-worker-thread.ts): per frame a header of
- * [stream id, sample count, status] (int32), then all frames' samples back to back (int16).
- * The parent writes ids, counts and input samples; the worker overwrites the samples with the
- * denoised ones and sets the status. One batch at a time, so one slab, replaced (larger) when a
+ * [stream id, sample count, status, stream flags] (int32), then all frames' samples back to back
+ * (int16). The parent writes ids, counts, flags and input samples; the worker overwrites the
+ * samples with the denoised ones and sets the status. The flags (the stream's options, the same
+ * in each of its frames) are read when the worker first sees a stream id, so a replacement
+ * worker recreates every stream in its own mode from its next frame. One batch at a time, so one slab, replaced (larger) when a
  * batch does not fit; the new one travels with the next run message.
  */
-export const HEADER_INTS = 3;
+export const HEADER_INTS = 4;
 export const STATUS_OK = 0;
 export const STATUS_FAILED = 1;
+/** Stream flag: created with `{ narrowband: true }`. */
+export const FLAG_NARROWBAND = 1;
 
 export class Slab {
   readonly header: Int32Array;

@@ -5,20 +5,21 @@
  * (./denoise-spectral.ts, ./denoise.ts) do the work, so the output is the same, sample for sample.
  *
  * Protocol (one batch at a time):
- *   {type: 'init', backend, spectral?}   -> {type: 'ready', name, delayMs} | {type: 'error', message}
+ *   {type: 'init', backend, spectral?}   -> {type: 'ready', name, delayMs, narrowbandDelayMs}
+ *                                           | {type: 'error', message}
  *   {type: 'run', id, count, closes, sab?} -> {type: 'result', id} | {type: 'error', id, message}
  *   {type: 'crash-next', how}             (tests: die while holding the next batch)
  * The slab (`sab`, sent when it changes) is described in ./denoise-worker.ts: a header of
- * [stream id, samples, status] per frame, then the frames' samples back to back. Each frame is
- * denoised in place; status 0 = done, 1 = failed (the parent falls back for that frame only).
- * A stream id seen for the first time gets fresh state; `closes` lists ids whose state is freed
- * after the batch's frames are done.
+ * [stream id, samples, status, flags] per frame, then the frames' samples back to back. Each
+ * frame is denoised in place; status 0 = done, 1 = failed (the parent falls back for that frame
+ * only). A stream id seen for the first time gets fresh state, in the mode its flags give
+ * (FLAG_NARROWBAND); `closes` lists ids whose state is freed after the batch's frames are done.
  */
 import { parentPort } from 'node:worker_threads';
 import { SAMPLE_RATE } from './frame.ts';
 import { SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import { Denoiser, type DenoiserBackend, type DenoiserBackendName, type DenoiserStream } from './denoise.ts';
-import { HEADER_INTS, Slab, STATUS_FAILED, STATUS_OK } from './denoise-slab.ts';
+import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_FAILED, STATUS_OK } from './denoise-slab.ts';
 
 export type ToWorker =
   | { type: 'init'; backend: DenoiserBackendName; spectral?: SpectralDenoiserOptions }
@@ -26,7 +27,7 @@ export type ToWorker =
   | { type: 'crash-next'; how: 'exit' | 'throw' };
 
 export type FromWorker =
-  | { type: 'ready'; name: DenoiserBackendName; delayMs: number }
+  | { type: 'ready'; name: DenoiserBackendName; delayMs: number; narrowbandDelayMs: number }
   | { type: 'result'; id: number }
   | { type: 'error'; id?: number; message: string };
 
@@ -44,7 +45,7 @@ const post = (m: FromWorker): void => port.postMessage(m);
 async function init(m: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   try {
     backend = m.backend === 'rnnoise' ? await Denoiser.load() : await SpectralDenoiser.load(m.spectral);
-    post({ type: 'ready', name: backend.name, delayMs: backend.delayMs });
+    post({ type: 'ready', name: backend.name, delayMs: backend.delayMs, narrowbandDelayMs: backend.delayMsFor({ narrowband: true }) });
   } catch (e) {
     post({ type: 'error', message: message(e) });
   }
@@ -72,11 +73,12 @@ function run(m: Extract<ToWorker, { type: 'run' }>): void {
     const h = i * HEADER_INTS;
     const id = header[h]!;
     const length = header[h + 1]!;
+    const flags = header[h + 3]!;
     const view = samples.subarray(at, at + length);
     at += length;
     try {
       let stream = streams.get(id);
-      if (!stream) streams.set(id, (stream = backend.createStream()));
+      if (!stream) streams.set(id, (stream = backend.createStream({ narrowband: (flags & FLAG_NARROWBAND) !== 0 })));
       // Read fully before the in-place write: process() returns a new array.
       view.set(stream.process({ samples: view, sampleRate: SAMPLE_RATE }).samples);
       header[h + 2] = STATUS_OK;

@@ -10,9 +10,10 @@
  *   load more frames land in each turn, so batches grow exactly when it matters — as the VAD's
  *   (./vad/silero.ts).
  * - State: each call's denoiser state lives in the worker, keyed by the stream's id, created at
- *   its first frame and freed by `close()`. The worker runs the same backend classes as the
- *   in-thread ones, so a stream's output equals the in-thread stream's, sample for sample, with
- *   the same fixed `delayMs`.
+ *   its first frame (in the stream's mode, `createStream({ narrowband })`, which every frame's
+ *   header carries) and freed by `close()`. The worker runs the same backend classes as the
+ *   in-thread ones, so a stream's output equals the in-thread stream's of the same mode, sample
+ *   for sample, with the same fixed `delayMs`.
  * - Order: one batch in flight at a time and frames kept in arrival order, so a stream's frames
  *   are always denoised (and their promises settled) in the order they were given.
  * - Failure: a worker that dies (or a batch the worker could not run) fails only the batch it
@@ -30,12 +31,12 @@
 import { Worker } from 'node:worker_threads';
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
 import type { SpectralDenoiserOptions } from './denoise-spectral.ts';
-import type { AsyncDenoiserStream, DenoiserBackendName, EngineDenoiser } from './denoise.ts';
+import type { AsyncDenoiserStream, DenoiserBackendName, DenoiserStreamOptions, EngineDenoiser } from './denoise.ts';
 import type { FromWorker, ToWorker } from './denoise-worker-thread.ts';
-import { HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
+import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
 
 const WORKER_URL = new URL('./denoise-worker-entry.mjs', import.meta.url);
-/** Both backends take frames in whole 10 ms steps at 16 kHz. */
+/** Both backends take frames in whole 10 ms steps at 16 kHz, in either mode. */
 const QUANTUM = 160;
 const RESTART_BACKOFF_MS = 1_000;
 
@@ -53,6 +54,12 @@ interface Pending {
   frame: AudioFrame;
   resolve: (frame: AudioFrame) => void;
   reject: (error: Error) => void;
+}
+
+/** A backend's stream delays, as its worker reports them. */
+interface Delays {
+  delayMs: number;
+  narrowbandDelayMs: number;
 }
 
 interface InFlight {
@@ -76,7 +83,7 @@ export class WorkerDenoiser implements EngineDenoiser {
   readonly maxBatch: number;
   private worker: Worker | undefined;
   /** Set while a worker is starting; cleared when it is lost. */
-  private ready: Promise<number> | undefined;
+  private ready: Promise<Delays> | undefined;
   private isReady = false;
   private retryAt = 0;
   private inFlight: InFlight | undefined;
@@ -90,7 +97,7 @@ export class WorkerDenoiser implements EngineDenoiser {
   private nextStreamId = 1;
   private nextBatchId = 1;
   private readonly counters: WorkerDenoiserStats = { batches: 0, frames: 0, fallbacks: 0, starts: 0 };
-  private delay = 0;
+  private delays: Delays = { delayMs: 0, narrowbandDelayMs: 0 };
 
   private constructor(
     readonly name: DenoiserBackendName,
@@ -105,8 +112,8 @@ export class WorkerDenoiser implements EngineDenoiser {
     if (name !== 'spectral' && name !== 'rnnoise') throw new RangeError(`unknown denoiser backend '${String(name)}'`);
     const d = new WorkerDenoiser(name, o);
     try {
-      // The backend's own constant, as its worker reports it.
-      d.delay = await d.start();
+      // The backend's own constants, as its worker reports them.
+      d.delays = await d.start();
     } catch (e) {
       await d.close();
       throw e;
@@ -114,14 +121,20 @@ export class WorkerDenoiser implements EngineDenoiser {
     return d;
   }
 
-  /** Fixed audio delay of every stream, in ms: the backend's (10 spectral, 12 RNNoise). */
+  /** Fixed audio delay of a default (wideband) stream, in ms: the backend's (10 spectral, 12 RNNoise). */
   get delayMs(): number {
-    return this.delay;
+    return this.delays.delayMs;
   }
 
-  createStream(): WorkerDenoiseStream {
+  /** Fixed audio delay of a stream created with `options`, in ms (narrowband spectral: 12.0625). */
+  delayMsFor(options?: DenoiserStreamOptions): number {
+    return options?.narrowband ? this.delays.narrowbandDelayMs : this.delays.delayMs;
+  }
+
+  createStream(options?: DenoiserStreamOptions): WorkerDenoiseStream {
     if (this.closed) throw new Error('WorkerDenoiser is closed');
-    return new WorkerDenoiseStream(this, this.nextStreamId++, Math.round((this.delayMs * SAMPLE_RATE) / 1000));
+    const flags = options?.narrowband ? FLAG_NARROWBAND : 0;
+    return new WorkerDenoiseStream(this, this.nextStreamId++, flags, this.delayMsFor(options));
   }
 
   get stats(): WorkerDenoiserStats {
@@ -224,6 +237,7 @@ export class WorkerDenoiser implements EngineDenoiser {
       header[h] = p.stream.id;
       header[h + 1] = s.length;
       header[h + 2] = -1;
+      header[h + 3] = p.stream.flags;
       samples.set(s, at);
       at += s.length;
     }
@@ -270,8 +284,8 @@ export class WorkerDenoiser implements EngineDenoiser {
     this.worker?.postMessage(m);
   }
 
-  /** Starts a worker; resolves with its backend's delay once it is ready. */
-  private start(): Promise<number> {
+  /** Starts a worker; resolves with its backend's delays once it is ready. */
+  private start(): Promise<Delays> {
     this.counters.starts++;
     // No flags from the parent: the entry registers tsx itself (a second registration only slows
     // the start), and a Worker refuses per-process and V8 flags given explicitly (--expose-gc,
@@ -283,9 +297,9 @@ export class WorkerDenoiser implements EngineDenoiser {
     // A fresh worker has seen no slab.
     this.slabIsNew = true;
     let everReady = false;
-    let resolveReady!: (delayMs: number) => void;
+    let resolveReady!: (delays: Delays) => void;
     let rejectReady!: (error: Error) => void;
-    const ready = new Promise<number>((resolve, reject) => {
+    const ready = new Promise<Delays>((resolve, reject) => {
       resolveReady = resolve;
       rejectReady = reject;
     });
@@ -309,7 +323,7 @@ export class WorkerDenoiser implements EngineDenoiser {
       else if (m.type === 'ready' && this.worker === worker) {
         everReady = true;
         this.isReady = true;
-        resolveReady(m.delayMs);
+        resolveReady({ delayMs: m.delayMs, narrowbandDelayMs: m.narrowbandDelayMs });
       }
     });
     worker.on('error', (e) => retire(new Error(`denoiser worker failed: ${e.message}`)));
@@ -343,12 +357,17 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
   private closed = false;
   /** The input before the frame being settled (frames are immutable once handed on: no copy). */
   private previous: Int16Array | undefined;
+  /** `delayMs` in samples: what a pass-through frame is delayed by (160, or 193 narrowband). */
+  private readonly delaySamples: number;
 
   constructor(
     private readonly owner: WorkerDenoiser,
     /** @internal */ readonly id: number,
-    private readonly delaySamples: number,
-  ) {}
+    /** @internal the stream's options as slab flags (FLAG_NARROWBAND) */ readonly flags: number,
+    readonly delayMs: number,
+  ) {
+    this.delaySamples = Math.round((delayMs * SAMPLE_RATE) / 1000);
+  }
 
   process(frame: AudioFrame): Promise<AudioFrame> {
     if (this.closed) return Promise.reject(new Error('WorkerDenoiseStream is closed'));

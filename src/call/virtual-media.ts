@@ -39,6 +39,11 @@ export interface CallerScript {
   dtmf?: { atMs: number; digit: string }[];
   /** The caller hangs up here (ms from answer); otherwise the call lasts until the engine ends it. */
   hangUpAtMs?: number;
+  /**
+   * The codec the call would have negotiated (a replayed call tape's): what `outbound.codec`
+   * reports, so the engine picks the same narrowband models as on the live call. None by default.
+   */
+  codec?: string;
 }
 
 /** One 20 ms slot of what went out to the caller; `samples` undefined = comfort silence. */
@@ -52,7 +57,10 @@ class VirtualOutbound implements OutboundAudio {
   closed = false;
   private popWaiters: (() => void)[] = [];
 
-  constructor(private readonly maxQueuedMs = 2_000) {}
+  constructor(
+    readonly codec: string | undefined,
+    private readonly maxQueuedMs = 2_000,
+  ) {}
 
   write(frame: AudioFrame): boolean {
     if (this.closed || this.queue.length * FRAME_MS >= this.maxQueuedMs) return false;
@@ -95,7 +103,7 @@ export class VirtualMedia implements CallMedia {
   closedAtMs: number | undefined;
   closedCause: EngineEndCause | 'remote-hangup' | undefined;
   private readonly t0: number;
-  private readonly out = new VirtualOutbound();
+  private readonly out: VirtualOutbound;
   private readonly dtmfListeners = new Set<(e: DtmfEvent) => void>();
   private waiting = false;
   private inboundDone = false;
@@ -106,6 +114,7 @@ export class VirtualMedia implements CallMedia {
     readonly script: CallerScript,
   ) {
     this.t0 = clock.now();
+    this.out = new VirtualOutbound(script.codec);
     this.schedulePop(1);
     for (const d of script.dtmf ?? []) clock.setTimeout(() => this.dtmf(d.digit, 100), d.atMs);
   }

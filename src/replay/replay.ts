@@ -109,7 +109,7 @@ export async function runReplay(args: ReplayArgs): Promise<ReplayOutput> {
   if (!feed && !args.caller) throw new ReplayUsageError('--caller is required unless --tape is a recorded call tape');
   const audioEndMs = Math.max(0, ...items.map((i) => i.atMs + (i.samples.length / SAMPLE_RATE) * 1000));
   const script: CallerScript = feed
-    ? { items, source: feed, hangUpAtMs: Math.ceil(feed.endMs) }
+    ? { items, source: feed, hangUpAtMs: Math.ceil(feed.endMs), codec: feed.tape.media[0]?.codec }
     : { items, dtmf: tape.dtmf ?? [], hangUpAtMs: tape.hangUpAtMs ?? Math.ceil(audioEndMs + TAIL_MS) };
   const media = new VirtualMedia(clock, script);
   caller.media = media;

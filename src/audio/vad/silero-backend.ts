@@ -12,15 +12,43 @@
  *   thread time and garbage); messages carry only set-up: model options at start, a grown slab.
  *   A crashed worker fails the batch it held and is replaced on the next batch: calls lose one
  *   window's probability, not their VAD.
- * - `InlineBackend`: the session on this thread, for tools and comparisons.
+ * - `InlineBackend` (silero-inline.ts): the session on this thread, for tools and comparisons.
+ *
+ * A batch holds windows at both of the model's rates (16 kHz for wideband calls, 8 kHz for
+ * G.711 ones, see silero.ts). `sr` is one scalar per ONNX run, so a batch is up to two runs, one
+ * per rate present, made one after the other inside the same hand-over: mixing rates costs a
+ * second native call, not a second trip to the worker.
  */
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 
+/** Silero v5 at one of its two rates. Both windows are 32 ms of audio. */
+export interface SileroRate {
+  readonly sampleRate: number;
+  /** Samples per window: the only sizes v5 is trained for. */
+  readonly window: number;
+  /** Tail of the previous window fed in front of each new one (as upstream's OnnxWrapper). */
+  readonly context: number;
+  /** context + window: one row of the model's `input`. */
+  readonly input: number;
+}
+export const WIDEBAND: SileroRate = { sampleRate: 16000, window: 512, context: 64, input: 576 };
+export const NARROWBAND: SileroRate = { sampleRate: 8000, window: 256, context: 32, input: 288 };
+/** The recurrent state: [2, B, 128]. */
+export const STATE_UNITS = 128;
+export const STATE_PER_WINDOW = 2 * STATE_UNITS;
+
 /**
- * A batch's buffers, sized for at least `batch` windows. Rows are indexed by the batch's own B:
- * `input` row b at b×576; `state` and `nextState` are [2, B, 128], so layer l of row b starts at
- * (l×B + b)×128; `probability[b]`. The same object comes back until a larger batch needs room.
+ * A batch's buffers, with room for at least `windows` windows of either rate (a row is sized for
+ * a wideband window). A batch of `wide` 16 kHz windows and `narrow` 8 kHz ones is two runs, the
+ * wideband one first, each packed in every array right after the other:
+ * - `input`: the wideband run's [wide, 576] rows from 0, the narrowband run's [narrow, 288] rows
+ *   from wide×576;
+ * - `state` and `nextState`: the wideband run's [2, wide, 128] from 0, the narrowband run's
+ *   [2, narrow, 128] from wide×256; within a run of B windows, layer l of its row b starts at
+ *   (l×B + b)×128 from the run's start;
+ * - `probability`: the wideband run's `wide` values, then the narrowband run's.
+ * The same object comes back until a larger batch needs room.
  */
 export interface BatchBuffers {
   readonly input: Float32Array;
@@ -32,29 +60,24 @@ export interface BatchBuffers {
 }
 
 /**
- * One batch at a time: fill `buffers(B)`, await `run(B)`; the outputs in the same buffers stay
- * valid until the next `buffers()` call.
+ * One batch at a time: fill `buffers(wide + narrow)`, await `run(wide, narrow)`; the outputs in
+ * the same buffers stay valid until the next `buffers()` call.
  */
 export interface InferenceBackend {
   readonly inputNames: readonly string[];
-  /** The buffers to fill for a run of `batch` windows (and read its outputs from). */
-  buffers(batch: number): BatchBuffers;
-  run(batch: number): Promise<void>;
+  /** The buffers to fill for a batch of `windows` windows (and read its outputs from). */
+  buffers(windows: number): BatchBuffers;
+  /** Run `wide` 16 kHz windows and `narrow` 8 kHz ones, laid out as BatchBuffers describes. */
+  run(wide: number, narrow: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface BackendOptions {
   modelPath: string;
   intraOpNumThreads: number;
-  sampleRate: number;
 }
 
-/** Silero v5's sizes: the window with its context, and the recurrent state per layer. */
-export const WINDOW_INPUT = 576;
-export const STATE_UNITS = 128;
-const STATE_PER_WINDOW = 2 * STATE_UNITS;
-
-const sessionOptions = (threads: number): ort.InferenceSession.SessionOptions => ({
+export const sessionOptions = (threads: number): ort.InferenceSession.SessionOptions => ({
   intraOpNumThreads: threads,
   interOpNumThreads: 1,
   executionMode: 'sequential',
@@ -62,67 +85,16 @@ const sessionOptions = (threads: number): ort.InferenceSession.SessionOptions =>
 });
 
 /** Capacity of the first buffers; doubled (at least) when a larger batch comes. */
-const INITIAL_CAPACITY = 32;
+export const INITIAL_CAPACITY = 32;
 
-const grownCapacity = (capacity: number, batch: number): number => Math.max(batch, capacity * 2);
-
-export class InlineBackend implements InferenceBackend {
-  private readonly sr: ort.Tensor;
-  private bufs = inlineBuffers(INITIAL_CAPACITY);
-
-  private constructor(private readonly session: ort.InferenceSession, sampleRate: number) {
-    this.sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(sampleRate)]), []);
-  }
-
-  static async load(o: BackendOptions): Promise<InlineBackend> {
-    return new InlineBackend(await ort.InferenceSession.create(o.modelPath, sessionOptions(o.intraOpNumThreads)), o.sampleRate);
-  }
-
-  get inputNames(): readonly string[] {
-    return this.session.inputNames;
-  }
-
-  buffers(batch: number): BatchBuffers {
-    if (batch > this.bufs.probability.length) this.bufs = inlineBuffers(grownCapacity(this.bufs.probability.length, batch));
-    return this.bufs;
-  }
-
-  async run(batch: number): Promise<void> {
-    const b = this.buffers(batch);
-    const out = await this.session.run({
-      input: new ort.Tensor('float32', b.input.subarray(0, batch * WINDOW_INPUT), [batch, WINDOW_INPUT]),
-      state: new ort.Tensor('float32', b.state.subarray(0, batch * STATE_PER_WINDOW), [2, batch, STATE_UNITS]),
-      sr: this.sr,
-    });
-    const probability = out['output']?.data;
-    const next = out['stateN']?.data;
-    if (!(probability instanceof Float32Array) || probability.length !== batch || !(next instanceof Float32Array) || next.length !== batch * STATE_PER_WINDOW) {
-      throw new Error('unexpected Silero VAD outputs');
-    }
-    b.probability.set(probability);
-    b.nextState.set(next);
-  }
-
-  close(): Promise<void> {
-    return this.session.release();
-  }
-}
-
-function inlineBuffers(capacity: number): BatchBuffers {
-  return {
-    input: new Float32Array(capacity * WINDOW_INPUT),
-    state: new Float32Array(capacity * STATE_PER_WINDOW),
-    probability: new Float32Array(capacity),
-    nextState: new Float32Array(capacity * STATE_PER_WINDOW),
-  };
-}
+export const grownCapacity = (capacity: number, batch: number): number => Math.max(batch, capacity * 2);
 
 /**
  * The shared control block, Int32 words, one per worker (the worker's copy of the layout is in
  * silero-worker.mjs). The worker sleeps on SIGNAL, which the parent bumps (and notifies) after
  * every change meant for it:
- * - REQ: number of the latest batch asked for, with its size at BATCH and the generation of the
- *   slab it is in at GEN (parent);
+ * - REQ: number of the latest batch asked for, with its windows at each rate at WIDE and NARROW
+ *   and the generation of the slab it is in at GEN (parent);
  * - FLAG: 0 run, 1 stop (finish the batch in hand, release the session, end), 2 crash (end with
  *   code 1 instead of finishing the batch in hand or the next one: the crash test seam) (parent);
  * - DONE: number of the latest batch finished, notified (worker); STATUS: 0 ok, 1 failed, with
@@ -131,7 +103,7 @@ function inlineBuffers(capacity: number): BatchBuffers {
  * native run aborts the whole process ("terminate called after throwing an instance of
  * 'Napi::Error'"), so close() asks it to stop and terminates only one that does not.
  */
-const CTL = { SIGNAL: 0, REQ: 1, BATCH: 2, GEN: 3, FLAG: 4, DONE: 5, STATUS: 6, ERR_LEN: 7, ERR: 8, WORDS: 256 } as const;
+const CTL = { SIGNAL: 0, REQ: 1, WIDE: 2, NARROW: 3, GEN: 4, FLAG: 5, DONE: 6, STATUS: 7, ERR_LEN: 8, ERR: 9, WORDS: 256 } as const;
 const FLAG = { RUN: 0, STOP: 1, CRASH: 2 } as const;
 
 /** How long close() waits for the worker to stop on its own before terminating it. */
@@ -139,8 +111,9 @@ const STOP_TIMEOUT_MS = 5000;
 
 /**
  * The shared batch buffer: [input cap×576][state cap×256][probability cap][next state cap×256]
- * float32s. Grown (replaced, with the next generation number) when a larger batch comes; the
- * worker is sent the new one before the batch that needs it.
+ * float32s, each region laid out as BatchBuffers describes. Grown (replaced, with the next
+ * generation number) when a larger batch comes; the worker is sent the new one before the batch
+ * that needs it.
  */
 class Slab implements BatchBuffers {
   readonly sab: SharedArrayBuffer;
@@ -153,11 +126,12 @@ class Slab implements BatchBuffers {
     readonly gen: number,
   ) {
     const c = capacity;
-    this.sab = new SharedArrayBuffer(4 * c * (WINDOW_INPUT + 2 * STATE_PER_WINDOW + 1));
-    this.input = new Float32Array(this.sab, 0, c * WINDOW_INPUT);
-    this.state = new Float32Array(this.sab, 4 * c * WINDOW_INPUT, c * STATE_PER_WINDOW);
-    this.probability = new Float32Array(this.sab, 4 * c * (WINDOW_INPUT + STATE_PER_WINDOW), c);
-    this.nextState = new Float32Array(this.sab, 4 * c * (WINDOW_INPUT + STATE_PER_WINDOW + 1), c * STATE_PER_WINDOW);
+    const row = WIDEBAND.input;
+    this.sab = new SharedArrayBuffer(4 * c * (row + 2 * STATE_PER_WINDOW + 1));
+    this.input = new Float32Array(this.sab, 0, c * row);
+    this.state = new Float32Array(this.sab, 4 * c * row, c * STATE_PER_WINDOW);
+    this.probability = new Float32Array(this.sab, 4 * c * (row + STATE_PER_WINDOW), c);
+    this.nextState = new Float32Array(this.sab, 4 * c * (row + STATE_PER_WINDOW + 1), c * STATE_PER_WINDOW);
   }
 }
 
@@ -222,25 +196,28 @@ export class WorkerBackend implements InferenceBackend {
     return this.names;
   }
 
-  buffers(batch: number): BatchBuffers {
-    if (batch > this.slab.capacity) this.slab = new Slab(grownCapacity(this.slab.capacity, batch), this.slab.gen + 1);
+  buffers(windows: number): BatchBuffers {
+    if (windows > this.slab.capacity) this.slab = new Slab(grownCapacity(this.slab.capacity, windows), this.slab.gen + 1);
     return this.slab;
   }
 
-  run(batch: number): Promise<void> {
+  run(wide: number, narrow: number): Promise<void> {
     // Not async: one batch every few ms, each without an extra promise layer.
     if (this.closed) return Promise.reject(new Error('SileroVad is closed'));
-    if (this.isReady) return this.submit(this.thread!, batch);
-    return this.start().then((thread) => this.submit(thread, batch));
+    if (this.isReady) return this.submit(this.thread!, wide, narrow);
+    return this.start().then((thread) => this.submit(thread, wide, narrow));
   }
 
-  private submit(thread: Thread, batch: number): Promise<void> {
+  /** Hand the batch (both its runs) to the worker, which checks its sizes. */
+  private submit(thread: Thread, wide: number, narrow: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('SileroVad is closed'));
     if (this.inFlight) return Promise.reject(new Error('WorkerBackend runs one batch at a time'));
     // It may have ended between its 'ready' and now (nobody would fail the batch later).
     if (thread.lost) return Promise.reject(thread.lost);
     const slab = this.slab;
-    if (batch > slab.capacity) return Promise.reject(new RangeError(`batch of ${batch} does not fit the buffers (call buffers() first)`));
+    if (wide + narrow > slab.capacity) {
+      return Promise.reject(new RangeError(`batch of ${wide + narrow} does not fit the buffers (call buffers() first)`));
+    }
     if (thread.slabGen !== slab.gen) {
       // Queued before the request below is signalled, so the worker finds it when it wakes.
       thread.worker.postMessage({ type: 'slab', sab: slab.sab, capacity: slab.capacity, gen: slab.gen });
@@ -251,7 +228,8 @@ export class WorkerBackend implements InferenceBackend {
     return new Promise<void>((resolve, reject) => {
       const f: InFlight = { id, ctl, doneBefore: Atomics.load(ctl, CTL.DONE), resolve, reject };
       this.inFlight = f;
-      ctl[CTL.BATCH] = batch;
+      ctl[CTL.WIDE] = wide;
+      ctl[CTL.NARROW] = narrow;
       ctl[CTL.GEN] = slab.gen;
       Atomics.store(ctl, CTL.REQ, id);
       signal(ctl);
@@ -312,7 +290,6 @@ export class WorkerBackend implements InferenceBackend {
       workerData: {
         modelPath: this.o.modelPath,
         intraOpNumThreads: this.o.intraOpNumThreads,
-        sampleRate: this.o.sampleRate,
         ctl: ctl.buffer,
         slab: { sab: slab.sab, capacity: slab.capacity, gen: slab.gen },
       },

@@ -2,40 +2,47 @@
 // is started by Node itself, outside tsx or vitest's transform, so it must not need one.
 //
 // Protocol:
-//   workerData {modelPath, intraOpNumThreads, sampleRate, ctl, slab: {sab, capacity, gen}}
+//   workerData {modelPath, intraOpNumThreads, ctl, slab: {sab, capacity, gen}}
 //     -> message {type: 'ready', inputNames} | {type: 'error', message} (and the thread ends)
 //   then everything goes through the Int32 control block `ctl` (layout and meaning: CTL in
 //   silero-backend.ts). The thread sleeps in Atomics.wait on SIGNAL; per batch the parent sets
-//   BATCH, GEN and REQ = id and signals; this thread runs it, stores STATUS (and the error text),
-//   stores DONE = id and notifies DONE. FLAG asks it to stop (after the batch in hand) or to
-//   crash (end with code 1 instead of finishing the batch in hand, or the next one if idle).
+//   WIDE, NARROW, GEN and REQ = id and signals; this thread runs it, stores STATUS (and the error
+//   text), stores DONE = id and notifies DONE. FLAG asks it to stop (after the batch in hand) or
+//   to crash (end with code 1 instead of finishing the batch in hand, or the next one if idle).
 //   message {type: 'slab', sab, capacity, gen}: a grown slab, posted before the first batch in
 //   it and read synchronously (receiveMessageOnPort) when that batch comes.
 // The slab holds [input capacity×576][state capacity×256][probability capacity][next state
-// capacity×256] float32s; the parent fills the first two, this thread writes the last two.
+// capacity×256] float32s; the parent fills the first two, this thread writes the last two. A
+// batch is WIDE 16 kHz windows then NARROW 8 kHz ones, one ONNX run per rate present (`sr` is
+// one scalar per run), the second run's rows packed right after the first's in every region
+// (BatchBuffers in silero-backend.ts).
 // onnxruntime-node refuses tensors on shared memory, so the inputs are copied out first, into
 // buffers (and tensors) reused from batch to batch.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 
-const WINDOW_INPUT = 576;
+// Silero v5's two rates (WIDEBAND and NARROWBAND in silero-backend.ts): row sizes and `sr`.
+const WIDE_INPUT = 576;
+const NARROW_INPUT = 288;
 const STATE_UNITS = 128;
 const STATE_PER_WINDOW = 2 * STATE_UNITS;
-const SIGNAL = 0, REQ = 1, BATCH = 2, GEN = 3, FLAG = 4, DONE = 5, STATUS = 6, ERR_LEN = 7, ERR = 8, WORDS = 256;
+const SIGNAL = 0, REQ = 1, WIDE = 2, NARROW = 3, GEN = 4, FLAG = 5, DONE = 6, STATUS = 7, ERR_LEN = 8, ERR = 9, WORDS = 256;
 const STOP = 1, CRASH = 2;
 
 const message = (e) => (e instanceof Error ? e.message : String(e));
 
 const ctl = new Int32Array(workerData.ctl);
 let slab = workerData.slab;
-/** Generation of the slab `perBatch` was built for (0: none yet). */
+/** Generation of the slab `shared` and `perRun` were built for (0: none yet). */
 let preparedGen = 0;
-/** Per batch size: the tensors over this thread's input copies and the slab's views. */
-let perBatch = new Map();
+/** The slab's four regions. */
+let shared;
+/** Per rate, per run size: the tensors over this thread's input copies. */
+let perRun;
 let input = new Float32Array(0);
 let state = new Float32Array(0);
-/** @type {ort.Tensor} */
-let sr;
+/** Per rate: its row size and `sr` tensor. */
+let rates;
 
 /** @type {ort.InferenceSession} */
 let session;
@@ -51,7 +58,8 @@ try {
   parentPort.postMessage({ type: 'error', message: message(e) });
 }
 if (session) {
-  sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(workerData.sampleRate)]), []);
+  const sr = (rate) => new ort.Tensor('int64', BigInt64Array.from([BigInt(rate)]), []);
+  rates = { wide: { input: WIDE_INPUT, sr: sr(16000) }, narrow: { input: NARROW_INPUT, sr: sr(8000) } };
   // Read before 'ready': the parent asks for the first batch only after it.
   const signalled = Atomics.load(ctl, SIGNAL);
   const handled = Atomics.load(ctl, REQ);
@@ -77,7 +85,7 @@ async function serve(signalled, handled) {
     handled = id;
     let status = 0;
     try {
-      await run(Atomics.load(ctl, BATCH), Atomics.load(ctl, GEN));
+      await run(Atomics.load(ctl, WIDE), Atomics.load(ctl, NARROW), Atomics.load(ctl, GEN));
     } catch (e) {
       status = 1;
       const text = message(e);
@@ -102,52 +110,66 @@ function useSlab(gen) {
     if (!m) throw new Error(`VAD worker has no slab generation ${gen}`);
     if (m.type === 'slab') slab = m;
   }
-  if (input.length < slab.capacity * WINDOW_INPUT) {
-    input = new Float32Array(slab.capacity * WINDOW_INPUT);
-    state = new Float32Array(slab.capacity * STATE_PER_WINDOW);
+  const { sab, capacity: C } = slab;
+  if (input.length < C * WIDE_INPUT) {
+    input = new Float32Array(C * WIDE_INPUT);
+    state = new Float32Array(C * STATE_PER_WINDOW);
   }
-  perBatch = new Map();
+  shared = {
+    input: new Float32Array(sab, 0, C * WIDE_INPUT),
+    state: new Float32Array(sab, 4 * C * WIDE_INPUT, C * STATE_PER_WINDOW),
+    probability: new Float32Array(sab, 4 * C * (WIDE_INPUT + STATE_PER_WINDOW), C),
+    nextState: new Float32Array(sab, 4 * C * (WIDE_INPUT + STATE_PER_WINDOW + 1), C * STATE_PER_WINDOW),
+  };
+  perRun = { wide: new Map(), narrow: new Map() };
   preparedGen = gen;
 }
 
-function tensors(B) {
-  let t = perBatch.get(B);
+/** The feeds of a run of B windows at `rate`, over this thread's copies (reused per size). */
+function tensors(name, B) {
+  const rate = rates[name];
+  let t = perRun[name].get(B);
   if (!t) {
-    const { sab, capacity: C } = slab;
-    const f32 = (offset, length) => new Float32Array(sab, 4 * offset, length);
-    const inputCopy = input.subarray(0, B * WINDOW_INPUT);
+    const inputCopy = input.subarray(0, B * rate.input);
     const stateCopy = state.subarray(0, B * STATE_PER_WINDOW);
     t = {
-      inputShared: f32(0, B * WINDOW_INPUT),
-      stateShared: f32(C * WINDOW_INPUT, B * STATE_PER_WINDOW),
-      probabilityShared: f32(C * (WINDOW_INPUT + STATE_PER_WINDOW), B),
-      nextStateShared: f32(C * (WINDOW_INPUT + STATE_PER_WINDOW + 1), B * STATE_PER_WINDOW),
       inputCopy,
       stateCopy,
-      // ORT reads the tensors' memory during run(): refilling the copies is all a batch needs.
+      // ORT reads the tensors' memory during run(): refilling the copies is all a run needs.
       feeds: {
-        input: new ort.Tensor('float32', inputCopy, [B, WINDOW_INPUT]),
+        input: new ort.Tensor('float32', inputCopy, [B, rate.input]),
         state: new ort.Tensor('float32', stateCopy, [2, B, STATE_UNITS]),
-        sr,
+        sr: rate.sr,
       },
     };
-    perBatch.set(B, t);
+    perRun[name].set(B, t);
   }
   return t;
 }
 
-async function run(B, gen) {
+async function run(wide, narrow, gen) {
   if (preparedGen !== gen) useSlab(gen);
-  if (!(B >= 1 && B <= slab.capacity)) throw new Error(`bad VAD batch size ${B}`);
-  const t = tensors(B);
-  t.inputCopy.set(t.inputShared);
-  t.stateCopy.set(t.stateShared);
+  const n = wide + narrow;
+  if (!(wide >= 0 && narrow >= 0 && n >= 1 && n <= slab.capacity)) {
+    throw new Error(`bad VAD batch size ${n} (${wide} at 16 kHz, ${narrow} at 8 kHz; room for ${slab.capacity})`);
+  }
+  if (wide > 0) await runOne('wide', 0, wide);
+  if (narrow > 0) await runOne('narrow', wide, narrow);
+}
+
+/** One ONNX run: the `count` windows at one rate that follow the batch's first `first`. */
+async function runOne(name, first, count) {
+  const t = tensors(name, count);
+  const inputAt = first * WIDE_INPUT;
+  const stateAt = first * STATE_PER_WINDOW;
+  t.inputCopy.set(shared.input.subarray(inputAt, inputAt + t.inputCopy.length));
+  t.stateCopy.set(shared.state.subarray(stateAt, stateAt + t.stateCopy.length));
   const out = await session.run(t.feeds);
   const probability = out['output']?.data;
   const next = out['stateN']?.data;
-  if (!(probability instanceof Float32Array) || probability.length !== B || !(next instanceof Float32Array) || next.length !== B * STATE_PER_WINDOW) {
+  if (!(probability instanceof Float32Array) || probability.length !== count || !(next instanceof Float32Array) || next.length !== count * STATE_PER_WINDOW) {
     throw new Error('unexpected Silero VAD outputs');
   }
-  t.probabilityShared.set(probability);
-  t.nextStateShared.set(next);
+  shared.probability.set(probability, first);
+  shared.nextState.set(next, stateAt);
 }

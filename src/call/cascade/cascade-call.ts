@@ -10,6 +10,7 @@
 import type { TurnMessage } from '../../agent/types.ts';
 import { SpeechDetector, type SpeechEvent } from '../../audio/vad/detector.ts';
 import type { CallMedia } from '../engine.ts';
+import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 import { FillerPlanner, type FillerStep } from '../fillers.ts';
 import { InterruptionPolicy, type InterruptionStep } from '../interruption.ts';
 import { StereoRecorder, type RecordingSink } from '../recorder.ts';
@@ -117,8 +118,11 @@ export class CascadeCall {
   async run(): Promise<void> {
     const d = this.deps;
     const ambient = d.ambient ? await this.work.track(d.ambient.mixer(this.s.ambient.sound, this.s.ambient.volume)) : undefined;
-    const vad = d.vad.createStream();
-    const denoise = this.s.noiseCancellation ? d.denoiser?.createStream() : undefined;
+    // Decided once, at the start: a later re-INVITE to a wideband codec leaves the VAD and the
+    // denoiser in telephone band, which still works (it only ignores what lies above 4 kHz).
+    const narrowband = isNarrowbandCodec(this.media.outbound.codec);
+    const vad = d.vad.createStream({ narrowband });
+    const denoise = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband }) : undefined;
     this.stt.open();
     this.speaker = new Speaker({
       clock: d.clock,

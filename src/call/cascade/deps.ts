@@ -11,7 +11,7 @@ import type { SttProvider } from '../../providers/stt/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { EndOfTurnClassifier } from '../turn-taking.ts';
-import type { DenoiseStreamLike, VadStreamLike } from './listener.ts';
+import type { DenoiserFactory, VadFactory } from './listener.ts';
 import type { CascadeMetrics } from './metrics.ts';
 import type { TurnVoice } from './spoken-turn.ts';
 import type { TimelineListener } from './timeline.ts';
@@ -33,14 +33,13 @@ export interface CascadeDeps {
   stt: SttProvider;
   /** BCP 47 tag (`en-US`) for STT and filler phrases. */
   language: string;
-  /** The shared Silero model (SileroVad): one stream per call. */
-  vad: { createStream(): VadStreamLike };
+  vad: VadFactory;
   /**
    * The shared denoiser backend (spectral or RNNoise); used when the assistant enables noise
    * cancellation. In-thread backends answer each frame synchronously, the engine's worker-backed
    * one (src/audio/denoise-worker.ts) with a promise.
    */
-  denoiser?: { createStream(): DenoiseStreamLike };
+  denoiser?: DenoiserFactory;
   ambient?: AmbientLibrary;
   /** Optional semantic end-of-turn model for endpoint_type `ai` (the heuristic runs without). */
   classifier?: EndOfTurnClassifier;

@@ -20,9 +20,28 @@ export interface VadStreamLike {
   push(frame: AudioFrame): Promise<number>;
 }
 
+/**
+ * Per-call options of the shared caller-side models. `narrowband`: the call's codec carries only
+ * the telephone band (G.711, see `isNarrowbandCodec`), so the VAD and the denoiser may run at
+ * 8 kHz inside (the same 16 kHz frames in and out) for about half their CPU.
+ */
+export interface CallerAudioOptions {
+  narrowband?: boolean;
+}
+
+/** The shared Silero model (SileroVad): one stream per call. */
+export interface VadFactory {
+  createStream(options?: CallerAudioOptions): VadStreamLike;
+}
+
 export interface DenoiseStreamLike {
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
   close?(): void;
+}
+
+/** The shared denoiser backend: one stream per call. */
+export interface DenoiserFactory {
+  createStream(options?: CallerAudioOptions): DenoiseStreamLike;
 }
 
 export interface ListenerOptions {

@@ -29,7 +29,7 @@ import type { AssistantRecord } from '../../store/repos/assistants.ts';
 import type { Timer } from '../../util/clock.ts';
 import type { CallEngine, CallEnv } from '../call-env.ts';
 import type { CallSession } from '../call-session.ts';
-import type { VadStreamLike } from '../cascade/listener.ts';
+import type { VadFactory } from '../cascade/listener.ts';
 import type { TurnVoice } from '../cascade/spoken-turn.ts';
 import type { CallMedia, EngineEndCause } from '../engine.ts';
 import { buildVoiceTools, type VoiceToolDeps } from '../tools/index.ts';
@@ -91,7 +91,7 @@ export interface ConductorDeps {
   /** The assistant's TTS voice for fixed texts (hold message, voicemail message, briefing). */
   voice(assistant: AssistantRecord): TurnVoice | undefined;
   /** The shared VAD; without it outbound calls skip voicemail detection. */
-  vad?: { createStream(): VadStreamLike };
+  vad?: VadFactory;
   /** Writes the supervisor briefing; the model's own summary is used when absent or failing. */
   summarize?(assistant: AssistantRecord, brief: BriefingRequest, signal: AbortSignal): Promise<string>;
   /**

@@ -24,6 +24,7 @@ import { DropOldestQueue } from '../../media/rtp-session-queue.ts';
 import type { Conductor } from './conductor.ts';
 import type { Leg } from './leg.ts';
 import { TranscriptTap } from './transcriber.ts';
+import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 
 export const ACCEPT_PROMPT = 'Press 1 to take the call, or 2 to decline.';
 export const SPEECH_ACCEPT_PROMPT = 'Say yes or press 1 to take the call. Say no or press 2 to decline.';
@@ -131,7 +132,7 @@ function listen(c: Conductor, leg: Leg, stt: NonNullable<ReturnType<typeof sttFo
   });
   const frames = new DropOldestQueue<AudioFrame>(100);
   leg.onFrame = (f) => frames.push(f);
-  const vad = c.deps.vad?.createStream();
+  const vad = c.deps.vad?.createStream({ narrowband: isNarrowbandCodec(leg.media.outbound.codec) });
   const speech = new SpeechDetector();
   void (async () => {
     let atMs = 0;

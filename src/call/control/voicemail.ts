@@ -33,7 +33,8 @@ import { fillTemplate, mergeVariables } from '../../agent/template.ts';
 import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
 import { SpeechDetector } from '../../audio/vad/detector.ts';
 import { DropOldestQueue } from '../../media/rtp-session-queue.ts';
-import type { VadStreamLike } from '../cascade/listener.ts';
+import type { VadFactory } from '../cascade/listener.ts';
+import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 import { BeepDetector } from '../voicemail/beep.ts';
 import { VoicemailClassifier, type VoicemailAction } from '../voicemail/classifier.ts';
 import type { Conductor } from './conductor.ts';
@@ -46,7 +47,7 @@ export const TRANSCRIPT_WAIT_MS = 800;
 
 type TextUpdate = { text: string; isFinal: boolean } | { error: string };
 
-export async function detectVoicemail(c: Conductor, vad: { createStream(): VadStreamLike }): Promise<DetectionResult> {
+export async function detectVoicemail(c: Conductor, vad: VadFactory): Promise<DetectionResult> {
   const cfg = c.assistant.config;
   const stt = sttFor(c);
   const updates: TextUpdate[] = [];
@@ -62,7 +63,7 @@ export async function detectVoicemail(c: Conductor, vad: { createStream(): VadSt
     deadlineMs: c.o.voicemailDeadlineMs,
     transcriptWaitMs: tap && tap.error === undefined ? TRANSCRIPT_WAIT_MS : 0,
   });
-  const stream = vad.createStream();
+  const stream = vad.createStream({ narrowband: isNarrowbandCodec(c.sw.call.outbound.codec) });
   const speech = new SpeechDetector();
   const beeps = new BeepDetector();
   const frames = new DropOldestQueue<AudioFrame>(100);

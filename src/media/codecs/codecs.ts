@@ -21,6 +21,15 @@ export function findCodec(name: string): Codec | undefined {
   return codecRegistry.get(name.toLowerCase());
 }
 
+/**
+ * True for a codec that carries only the telephone band (8 kHz audio: G.711), whose 16 kHz frames
+ * hold nothing above 4 kHz; false for wideband codecs and when there is no codec (virtual media).
+ */
+export function isNarrowbandCodec(name: string | undefined): boolean {
+  const codec = name === undefined ? undefined : findCodec(name);
+  return codec !== undefined && codec.sampleRate <= 8000;
+}
+
 /** Resolve a configured list of names, failing early on a typo rather than at call time. */
 export function resolveCodecs(names: readonly string[], registry: ReadonlyMap<string, Codec> = codecRegistry): Codec[] {
   return names.map((name) => {

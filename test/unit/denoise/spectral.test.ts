@@ -3,16 +3,14 @@ import type { CascadeDeps } from '../../../src/call/cascade/deps.ts';
 import { Denoiser, DEFAULT_DENOISER_BACKEND, loadDenoiser, type DenoiserBackend } from '../../../src/audio/denoise.ts';
 import { SpectralDenoiser, SpectralDenoiseStream } from '../../../src/audio/denoise-spectral.ts';
 import { concatPcm } from '../../../src/audio/frame.ts';
-import { resample } from '../../../src/audio/resample.ts';
 import { SileroVad } from '../../../src/audio/vad/silero.ts';
 import type { SpeechEvent } from '../../../src/audio/vad/detector.ts';
 import { db, energy, energyOnsetMs, loadFixture, runVad, toFrames } from '../vad/fixture-audio.ts';
+import { clip, denoiseWith, measure, same, scene, telephone } from './scenes.ts';
 
 const denoiser = new SpectralDenoiser();
 const DELAY = (SpectralDenoiseStream.delayMs * 16000) / 1000; // 160 samples
 const UTTERANCES = ['utt-opening-hours', 'utt-book-table', 'utt-cancel', 'utt-address', 'utt-phone-number', 'bc-yeah'];
-/** Noise before the speech: the estimator's ~1 s of look-back has converged by then. */
-const LEAD = 2 * 16000;
 
 let vad: SileroVad;
 beforeAll(async () => {
@@ -23,52 +21,10 @@ afterAll(async () => {
 });
 
 function denoise(pcm: Int16Array, stream = denoiser.createStream()): Int16Array {
-  const out = concatPcm(toFrames(pcm).map((f) => stream.process(f).samples));
-  stream.close();
-  return out;
-}
-
-const clip = (v: number): number => Math.max(-32768, Math.min(32767, Math.round(v)));
-
-/** `speech` after LEAD samples of noise, over `noise` looped at `gain`, with 1 s of noise after. */
-function scene(speechName: string, noiseName: string, gain = 1): { clean: Int16Array; noisy: Int16Array } {
-  const speech = loadFixture(speechName);
-  const noise = loadFixture(noiseName);
-  const clean = new Int16Array(LEAD + speech.length + 16000);
-  clean.set(speech, LEAD);
-  const noisy = clean.map((s, i) => clip(s + gain * noise[i % noise.length]!));
-  return { clean, noisy };
-}
-
-/** 20 ms frames after convergence, split by the clean signal into speech and noise-only, delay removed. */
-function measure(clean: Int16Array, noisy: Int16Array, out: Int16Array) {
-  let speechClean = 0, speechOut = 0, quietIn = 0, quietOut = 0, segIn = 0, segOut = 0, segs = 0;
-  for (let at = LEAD - 16000; at + 320 + DELAY <= clean.length; at += 320) {
-    const c = energy(clean, at, at + 320);
-    if (c > 32768 ** 2 * 10 ** (-30 / 10)) {
-      speechClean += c;
-      speechOut += energy(out, at + DELAY, at + DELAY + 320);
-      // Segmental SNR: speech against what is not speech in the signal, per frame, clamped to
-      // [-10, 35] dB as usual so silent or perfect frames do not dominate.
-      let errIn = 0, errOut = 0;
-      for (let i = at; i < at + 320; i++) {
-        errIn += (noisy[i]! - clean[i]!) ** 2;
-        errOut += (out[i + DELAY]! - clean[i]!) ** 2;
-      }
-      segIn += Math.max(-10, Math.min(35, db((c * 320) / errIn)));
-      segOut += Math.max(-10, Math.min(35, db((c * 320) / errOut)));
-      segs++;
-    } else if (c < 32768 ** 2 * 10 ** (-70 / 10)) {
-      quietIn += energy(noisy, at, at + 320);
-      quietOut += energy(out, at + DELAY, at + DELAY + 320);
-    }
-  }
-  return { noiseCutDb: db(quietIn / quietOut), speechDb: db(speechOut / speechClean), segSnrIn: segIn / segs, segSnrOut: segOut / segs };
+  return denoiseWith(stream, pcm);
 }
 
 const starts = (events: SpeechEvent[]): number[] => events.filter((e) => e.type === 'speech-start').map((e) => e.startMs);
-const same = (x: Int16Array, y: Int16Array): boolean =>
-  Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
 
 describe('denoiser backends', () => {
   it('spectral is the default; both plug into the cascade as CascadeDeps["denoiser"]', async () => {
@@ -143,7 +99,7 @@ describe('SpectralDenoiser', () => {
     let gain = 0;
     for (const name of UTTERANCES) {
       const { clean, noisy } = scene(name, 'noise-street');
-      const m = measure(clean, noisy, denoise(noisy));
+      const m = measure(clean, noisy, denoise(noisy), DELAY);
       // Measured: noise cut 16-17 dB, speech −0.1…−1.0 dB, segmental SNR +0…+6 dB (mean +2.9).
       expect(m.noiseCutDb, name).toBeGreaterThan(10);
       expect(Math.abs(m.speechDb), name).toBeLessThan(1.5);
@@ -155,7 +111,7 @@ describe('SpectralDenoiser', () => {
 
   it('on babble (other voices) it does little, by design, and keeps the caller', () => {
     const { clean, noisy } = scene('utt-cancel', 'noise-babble');
-    const m = measure(clean, noisy, denoise(noisy));
+    const m = measure(clean, noisy, denoise(noisy), DELAY);
     // Measured: 4 dB of the babble removed, speech −1.2 dB. RNNoise does no better here (3 dB).
     expect(m.noiseCutDb).toBeGreaterThan(2);
     expect(Math.abs(m.speechDb)).toBeLessThan(2);
@@ -243,7 +199,6 @@ describe('SpectralDenoiser', () => {
     expect(() => new SpectralDenoiser({ floorDb: -3 })).toThrow(RangeError);
   });
   describe('telephone band (8 kHz audio upsampled, as every G.711 call reaches it)', () => {
-    const telephone = (x: Int16Array): Int16Array => resample(resample(x, 16000, 8000), 8000, 16000);
     const full = new SpectralDenoiser({ narrowbandSkip: false });
 
     it('skipping the empty band above 5 kHz changes the output by less than −60 dB (int16 rounding)', () => {
@@ -261,7 +216,7 @@ describe('SpectralDenoiser', () => {
 
     it('still cuts the noise and keeps the speech', () => {
       const { clean, noisy } = scene('utt-opening-hours', 'noise-street');
-      const m = measure(telephone(clean), telephone(noisy), denoise(telephone(noisy)));
+      const m = measure(telephone(clean), telephone(noisy), denoise(telephone(noisy)), DELAY);
       expect(m.noiseCutDb).toBeGreaterThan(10);
       expect(Math.abs(m.speechDb)).toBeLessThan(1.5);
     });

@@ -1,7 +1,7 @@
 /**
  * The worker-backed denoiser (src/audio/denoise-worker.ts): the same samples as the in-thread
- * backends for interleaved streams, batching across streams, per-frame fallback when the worker
- * dies mid-batch (and its replacement), and close().
+ * backends for interleaved streams of either mode (wideband, narrowband), batching across
+ * streams, per-frame fallback when the worker dies mid-batch (and its replacement), and close().
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,13 +10,12 @@ import { SpectralDenoiser } from '../../../src/audio/denoise-spectral.ts';
 import { WorkerDenoiser, type WorkerDenoiseStream } from '../../../src/audio/denoise-worker.ts';
 import { concatPcm, type AudioFrame } from '../../../src/audio/frame.ts';
 import { loadFixture, toFrames } from '../vad/fixture-audio.ts';
+import { same, telephone } from './scenes.ts';
 
-const same = (x: Int16Array, y: Int16Array): boolean =>
-  x.length === y.length && Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
-
-/** A few seconds of each fixture, as 20 ms frames. */
-function frames(name: string, seconds = 4): AudioFrame[] {
-  return toFrames(loadFixture(name).subarray(0, seconds * 16000));
+/** A few seconds of each fixture, as 20 ms frames (as a G.711 call delivers it with `tel`). */
+function frames(name: string, seconds = 4, tel = false): AudioFrame[] {
+  const pcm = loadFixture(name).subarray(0, seconds * 16000);
+  return toFrames(tel ? telephone(pcm) : pcm);
 }
 
 /** The input delayed by `d` samples: what a pass-through frame must equal. */
@@ -113,13 +112,53 @@ describe('WorkerDenoiser (spectral)', () => {
       expect(engine).toBeInstanceOf(WorkerDenoiser);
       expect([engine.name, engine.delayMs, engine.thread]).toEqual(['spectral', 10, 'worker']);
       expect([inline.name, inline.delayMs, inline.thread]).toEqual(['spectral', 10, 'inline']);
+      expect([engine.delayMsFor({ narrowband: true }), inline.delayMsFor({ narrowband: true })]).toEqual([12.0625, 12.0625]);
       const f = frames('noise-street', 1);
-      const a = engine.createStream();
-      const b = inline.createStream();
-      for (const frame of f) expect(same((await a.process(frame)).samples, (await b.process(frame)).samples)).toBe(true);
+      for (const narrowband of [false, true]) {
+        const a = engine.createStream({ narrowband });
+        const b = inline.createStream({ narrowband });
+        expect(a.delayMs).toBe(b.delayMs);
+        for (const frame of f) expect(same((await a.process(frame)).samples, (await b.process(frame)).samples)).toBe(true);
+        a.close();
+        b.close();
+      }
     } finally {
       await Promise.all([engine.close(), inline.close()]);
     }
+  });
+});
+
+describe('WorkerDenoiser (spectral, narrowband streams)', () => {
+  it('runs each stream in its own mode: interleaved narrowband and wideband streams give the in-thread output of theirs', async () => {
+    expect([worker.delayMs, worker.delayMsFor(), worker.delayMsFor({ narrowband: true })]).toEqual([10, 10, 12.0625]);
+    const calls = [
+      { name: 'utt-opening-hours-street', narrowband: true },
+      { name: 'noise-street', narrowband: true },
+      { name: 'utt-book-table', narrowband: false },
+      { name: 'utt-phone-number', narrowband: true },
+      { name: 'silence-roomtone', narrowband: false },
+    ];
+    const inputs = calls.map((c) => frames(c.name, 3, c.narrowband));
+    const inline = new SpectralDenoiser();
+    const expected = inputs.map((fs, c) => {
+      const s = inline.createStream({ narrowband: calls[c]!.narrowband });
+      return concatPcm(fs.map((f) => s.process(f).samples));
+    });
+    const streams = calls.map((c) => worker.createStream({ narrowband: c.narrowband }));
+    expect(streams.map((s) => s.delayMs)).toEqual(calls.map((c) => (c.narrowband ? 12.0625 : 10)));
+    const before = worker.stats;
+    const got: Int16Array[][] = inputs.map(() => []);
+    for (let t = 0; t < Math.max(...inputs.map((fs) => fs.length)); t++) {
+      // All calls' frames of one turn go in one batch, both modes side by side.
+      const work = inputs.map((fs, c) => {
+        const f = fs[t];
+        return f && streams[c]!.process(f).then((out) => void got[c]!.push(out.samples));
+      });
+      await Promise.all(work);
+    }
+    for (const s of streams) s.close();
+    for (let c = 0; c < calls.length; c++) expect(same(concatPcm(got[c]!), expected[c]!), calls[c]!.name).toBe(true);
+    expect(worker.stats.fallbacks - before.fallbacks).toBe(0);
   });
 });
 
@@ -175,7 +214,8 @@ describe('WorkerDenoiser failures', () => {
       const d = await WorkerDenoiser.load();
       try {
         const input = frames('noise-street', 2);
-        const streams = [d.createStream(), d.createStream(), d.createStream()];
+        // Three wideband streams and a narrowband one.
+        const streams = [d.createStream(), d.createStream(), d.createStream(), d.createStream({ narrowband: true })];
         for (const f of input.slice(0, 10)) await Promise.all(streams.map((s) => s.process(f)));
         const old = d.workerForTest!;
         const exited = new Promise<void>((r) => old.once('exit', () => r()));
@@ -184,16 +224,19 @@ describe('WorkerDenoiser failures', () => {
         const cur = input[10]!;
         const outs = await Promise.all(streams.map((s) => s.process(cur)));
         await exited;
-        // Exactly the caller's audio, 10 ms late: aligned with the denoised frames around it.
-        const want = delayed(concatPcm([prev, cur.samples]), 160).subarray(320);
-        for (const o of outs) expect(same(o.samples, want)).toBe(true);
-        expect(d.stats.fallbacks).toBe(3);
+        // Exactly the caller's audio, delayMs late (160 samples, narrowband 193): aligned with the
+        // denoised frames around it.
+        const want = (delay: number) => delayed(concatPcm([prev, cur.samples]), delay).subarray(320);
+        outs.forEach((o, i) => expect(same(o.samples, want(i < 3 ? 160 : 193)), `stream ${i}`).toBe(true));
+        expect(d.stats.fallbacks).toBe(4);
         await runUntilRecovered(d, streams, input);
         expect(d.stats.starts).toBe(2);
-        // The replacement holds fresh state: a new stream matches a fresh in-thread one.
-        const fresh = d.createStream();
-        const ref = new SpectralDenoiser().createStream();
-        for (const f of input.slice(0, 20)) expect(same((await fresh.process(f)).samples, ref.process(f).samples)).toBe(true);
+        // The replacement holds fresh state: new streams match fresh in-thread ones of their mode.
+        for (const narrowband of [false, true]) {
+          const fresh = d.createStream({ narrowband });
+          const ref = new SpectralDenoiser().createStream({ narrowband });
+          for (const f of input.slice(0, 20)) expect(same((await fresh.process(f)).samples, ref.process(f).samples)).toBe(true);
+        }
       } finally {
         await d.close();
       }

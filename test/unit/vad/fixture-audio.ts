@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SAMPLE_RATE, splitPcm, type AudioFrame } from '../../../src/audio/frame.ts';
+import { resample } from '../../../src/audio/resample.ts';
 import { readWav } from '../../../src/audio/wav.ts';
 import { SpeechDetector, type SpeechDetectorOptions, type SpeechEvent } from '../../../src/audio/vad/detector.ts';
 import type { SileroStream } from '../../../src/audio/vad/silero.ts';
@@ -13,6 +14,11 @@ export function loadFixture(name: string): Int16Array {
   const wav = readWav(readFileSync(`${FIXTURES}${name}.wav`));
   if (wav.sampleRate !== SAMPLE_RATE || wav.channels !== 1) throw new Error(`${name}: not 16 kHz mono`);
   return wav.samples;
+}
+
+/** What a G.711 call delivers of `pcm`: through 8 kHz and back (the codec's band, no μ-law). */
+export function telephoneBand(pcm: Int16Array): Int16Array {
+  return resample(resample(pcm, SAMPLE_RATE, 8000), 8000, SAMPLE_RATE);
 }
 
 export function toFrames(pcm: Int16Array): AudioFrame[] {

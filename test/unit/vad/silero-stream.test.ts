@@ -2,7 +2,8 @@
 // maxBatch, batches larger than the first shared buffers, on both backends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SileroVad, SILERO_WINDOW_SAMPLES, type SileroStream } from '../../../src/audio/vad/silero.ts';
-import { loadFixture, toFrames } from './fixture-audio.ts';
+import { alone, callAudio, expectClose, together } from './batch-audio.ts';
+import { loadFixture } from './fixture-audio.ts';
 
 let vad: SileroVad;
 beforeAll(async () => {
@@ -23,66 +24,27 @@ async function perWindow(s: SileroStream, pcm: Int16Array): Promise<number[]> {
   return out;
 }
 
-/** Several calls' audio: each stream its own fixture and starting point. */
-function callAudio(n: number): Int16Array[] {
-  const names = ['utt-opening-hours', 'noise-babble', 'utt-yes', 'noise-street', 'bc-okay', 'utt-address', 'utt-phone-number'];
-  return Array.from({ length: n }, (_, k) => {
-    const pcm = loadFixture(names[k % names.length]!);
-    const from = ((k * 1009) % 8) * 320;
-    return pcm.subarray(from, Math.min(pcm.length, from + 40 * 320));
-  });
-}
-
-/** All streams push their k-th frame in the same turn, as many calls would. */
-async function together(v: SileroVad, audio: Int16Array[]): Promise<number[][]> {
-  const inputs = audio.map(toFrames);
-  const streams = inputs.map(() => v.createStream());
-  const out: number[][] = inputs.map(() => []);
-  const longest = Math.max(...inputs.map((f) => f.length));
-  for (let i = 0; i < longest; i++) {
-    await Promise.all(
-      streams.map(async (s, k) => {
-        const f = inputs[k]![i];
-        if (f) out[k]!.push(await s.push(f));
-      }),
-    );
-  }
-  return out;
-}
-
-async function alone(v: SileroVad, audio: Int16Array[]): Promise<number[][]> {
-  const out: number[][] = [];
-  for (const pcm of audio) {
-    const s = v.createStream();
-    const probs: number[] = [];
-    for (const f of toFrames(pcm)) probs.push(await s.push(f));
-    out.push(probs);
-  }
-  return out;
-}
-
-function expectClose(actual: number[][], expected: number[][]): void {
-  expect(actual.map((a) => a.length)).toEqual(expected.map((e) => e.length));
-  actual.forEach((a, k) => a.forEach((p, i) => expect(p).toBeCloseTo(expected[k]![i]!, 5)));
-}
-
 describe('SileroStream frames of any size', () => {
-  it('gives, after every push, the probability of the last complete window, whatever the frame size', async () => {
-    const pcm = loadFixture('utt-yes');
-    const reference = await perWindow(vad.createStream(), pcm);
-    expect(reference.length).toBeGreaterThan(20);
-    for (const size of [1, 100, 320, 511, 700, 1536, 5000]) {
-      const s = vad.createStream();
-      for (let at = 0; at < pcm.length; at += size) {
-        const chunk = pcm.subarray(at, Math.min(pcm.length, at + size));
-        const p = await s.push(frame(chunk));
-        const windows = Math.floor((at + chunk.length) / SILERO_WINDOW_SAMPLES);
-        expect(s.windows, `frames of ${size}`).toBe(windows);
-        expect(p, `frames of ${size}, after ${windows} windows`).toBe(windows > 0 ? reference[windows - 1]! : 0);
-        expect(s.probability).toBe(p);
+  // Narrowband: the decimator's history carries across frames, so the 8 kHz windows (and their
+  // probabilities) do not depend on how the 16 kHz audio was cut, and end on the same samples.
+  for (const narrowband of [false, true]) {
+    it(`gives, after every push, the probability of the last complete window, whatever the frame size${narrowband ? ' (narrowband)' : ''}`, async () => {
+      const pcm = loadFixture('utt-yes');
+      const reference = await perWindow(vad.createStream({ narrowband }), pcm);
+      expect(reference.length).toBeGreaterThan(20);
+      for (const size of [1, 100, 320, 511, 700, 1536, 5000]) {
+        const s = vad.createStream({ narrowband });
+        for (let at = 0; at < pcm.length; at += size) {
+          const chunk = pcm.subarray(at, Math.min(pcm.length, at + size));
+          const p = await s.push(frame(chunk));
+          const windows = Math.floor((at + chunk.length) / SILERO_WINDOW_SAMPLES);
+          expect(s.windows, `frames of ${size}`).toBe(windows);
+          expect(p, `frames of ${size}, after ${windows} windows`).toBe(windows > 0 ? reference[windows - 1]! : 0);
+          expect(s.probability).toBe(p);
+        }
       }
-    }
-  });
+    });
+  }
 
   it('answers a push that completes no window without a run, with the settled previous result', async () => {
     const s = vad.createStream();

@@ -46,6 +46,46 @@ describe('VAD worker failures', () => {
     }
   });
 
+  it('a crash fails both runs of a mixed batch; each stream then goes on exactly as if nothing happened', async () => {
+    const frames = windows(loadFixture('utt-address'));
+    const pair = (v: SileroVad) => [v.createStream(), v.createStream({ narrowband: true })] as const;
+    // One window of each rate per batch: two runs of one, as in the reference.
+    const reference: [number[], number[]] = [[], []];
+    const [refWide, refNarrow] = pair(vad);
+    for (const f of frames) {
+      const [w, n] = await Promise.all([refWide.push(f), refNarrow.push(f)]);
+      reference[0].push(w);
+      reference[1].push(n);
+    }
+
+    const own = await SileroVad.load();
+    try {
+      const backend = own.backend as WorkerBackend;
+      const [wide, narrow] = pair(own);
+      const got: [number[], number[]] = [[], []];
+      const step = async (f: (typeof frames)[number]) => {
+        const [w, n] = await Promise.all([wide.push(f), narrow.push(f)]);
+        got[0].push(w);
+        got[1].push(n);
+      };
+      for (const f of frames.slice(0, 30)) await step(f);
+      const before = own.stats;
+      const crashed = backend.crashForTest();
+      const failed = await Promise.allSettled([wide.push(frames[30]!), narrow.push(frames[30]!)]);
+      expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      await crashed;
+      for (const f of frames.slice(31)) await step(f);
+      expect(got[0]).toEqual([...reference[0].slice(0, 30), ...reference[0].slice(31)]);
+      expect(got[1]).toEqual([...reference[1].slice(0, 30), ...reference[1].slice(31)]);
+      expect([wide.windows, narrow.windows]).toEqual([frames.length, frames.length]);
+      // Every batch from the crash on (the failed one included) held both rates.
+      expect(own.stats.runs - before.runs).toBe(2 * (own.stats.batches - before.batches));
+      expect(backend.starts).toBe(2);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('a worker crashing while it loads the model fails the batch waiting for it, then recovers', async () => {
     const own = await SileroVad.load();
     try {
@@ -74,7 +114,7 @@ describe('VAD worker failures', () => {
     const own = await SileroVad.load();
     try {
       const backend = own.backend as WorkerBackend;
-      await expect(backend.run(0)).rejects.toThrow(/bad VAD batch size 0/);
+      await expect(backend.run(0, 0)).rejects.toThrow(/bad VAD batch size 0/);
       const a = await Promise.all(windows(loadFixture('utt-yes')).slice(0, 12).map((f) => own.createStream().push(f)));
       const b = await Promise.all(windows(loadFixture('utt-yes')).slice(0, 12).map((f) => vad.createStream().push(f)));
       a.forEach((p, i) => expect(p).toBeCloseTo(b[i]!, 5));
@@ -90,7 +130,8 @@ describe('VAD worker failures', () => {
     let ok = 0;
     const errors: string[] = [];
     const calls = Array.from({ length: 150 }, async (_, k) => {
-      const s = own.createStream();
+      // Half of them narrowband: batches of two runs each.
+      const s = own.createStream({ narrowband: k % 2 === 1 });
       for (let i = k; ; i++) {
         try {
           await s.push(frames[i % frames.length]!);

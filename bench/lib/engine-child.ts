@@ -14,7 +14,8 @@
  *   provider requests, first reply frame, first audible RTP packet) on the machine-wide clock;
  * - optionally (`vad`), a stand-in CallEngine for assistant calls: the diagnostics echo plus one
  *   Silero VAD stream per call fed every inbound frame (awaited per frame, as the cascade's
- *   listener does). It is plugged in at the seam the session issue uses (`CallEnv.engine`).
+ *   listener does; at 8 kHz on G.711 calls, as the cascade runs it). It is plugged in at the
+ *   seam the session issue uses (`CallEnv.engine`).
  *
  * IPC requests are `{ id, op, ... }`, answered with `{ id, ok, result | error }`.
  */
@@ -28,6 +29,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startEngine, type Engine } from '../../src/main.ts';
 import type { AudioFrame } from '../../src/audio/frame.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
+import { isNarrowbandCodec } from '../../src/media/codecs/codecs.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import { Histogram } from './stats.ts';
 import { installTurnProbe } from './turn-probe.ts';
@@ -126,11 +128,14 @@ if (opts.vad) {
   const vad = await SileroVad.load();
   vadStats = () => vad.stats;
   // Warm-up so the first calls do not pay onnxruntime's lazy initialisation.
-  const warm = vad.createStream();
   const silence: AudioFrame = { samples: new Int16Array(320), sampleRate: 16_000 };
-  for (let i = 0; i < 50; i++) await warm.push(silence);
+  for (const narrowband of [false, true]) {
+    const warm = vad.createStream({ narrowband });
+    for (let i = 0; i < 50; i++) await warm.push(silence);
+  }
   const vadEcho: CallEngine = async (session) => {
-    const stream = vad.createStream();
+    // As the cascade does (isNarrowbandCodec): G.711 calls run Silero at 8 kHz.
+    const stream = vad.createStream({ narrowband: isNarrowbandCodec(session.outbound.codec) });
     vadStreams++;
     const delay: AudioFrame[] = [];
     try {

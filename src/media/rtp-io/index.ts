@@ -10,7 +10,10 @@ export type { RtpIo, RtpSocket } from './types.ts';
 export { inThreadRtpIo } from './dgram-io.ts';
 export { RtpIoThread, sharedRtpIoThread } from './thread-io.ts';
 
-/** SWITCHBOARD_RTP_THREAD as parsed into the config: the process's I/O thread, or in-thread dgram. */
+/**
+ * SWITCHBOARD_RTP_THREAD as parsed into the config: a handle on the process's I/O thread (its
+ * close() ends the thread once no other handle is open), or in-thread dgram.
+ */
 export function rtpIoFor(thread: boolean): RtpIo {
-  return thread ? sharedRtpIoThread() : inThreadRtpIo;
+  return thread ? sharedRtpIoThread().retain() : inThreadRtpIo;
 }

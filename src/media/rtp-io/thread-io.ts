@@ -184,6 +184,8 @@ export class RtpIoThread implements RtpIo {
   private logger: Logger | undefined;
   private closing = false;
   private probeFilter: SendProbeFilter | undefined;
+  /** Handles taken by retain() and not yet closed. */
+  private users = 0;
   /** Threads started (the first, and each replacement), for diagnostics and tests. */
   starts = 0;
 
@@ -210,6 +212,24 @@ export class RtpIoThread implements RtpIo {
     const socket = new ThreadRtpSocket(link, id, reply.bound);
     link.sockets.set(id, socket);
     return socket;
+  }
+
+  /**
+   * A handle for one user of a shared thread (an engine): the same binds, and a close() that ends
+   * the thread only once every handle taken is closed, so one engine closing in a process that
+   * runs several (tests) does not take the others' media with it.
+   */
+  retain(): RtpIo {
+    this.users++;
+    let closed = false;
+    return {
+      bind: (host, port) => this.bind(host, port),
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        if (--this.users === 0) await this.close();
+      },
+    };
   }
 
   /** Ends the thread; its sockets close under their owners. The next bind starts a new one. */

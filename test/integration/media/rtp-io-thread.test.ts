@@ -164,4 +164,23 @@ describe('RTP I/O thread', () => {
     await peer.close();
     expect(pool.inUse).toBe(0);
   });
+
+  it('a shared thread ends when the last engine holding it closes, not the first', async () => {
+    const shared = new RtpIoThread();
+    const a = shared.retain();
+    const b = shared.retain();
+    const socket = await a.bind(HOST, BASE + 590);
+    expect(socket).toBeDefined();
+    const closed: string[] = [];
+    socket!.on('error', () => undefined);
+    socket!.on('close', () => closed.push('socket'));
+    await b.close();
+    await b.close(); // idempotent: does not count twice
+    await sleep(20);
+    expect(closed).toEqual([]);
+    expect(shared.openSockets).toBe(1);
+    await a.close();
+    expect(closed).toEqual(['socket']);
+    expect(shared.openSockets).toBe(0);
+  });
 });

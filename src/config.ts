@@ -33,6 +33,7 @@ const schema = z
     SIP_PUBLIC_HOST: host.optional(),
     RTP_PORT_MIN: port.default(20000),
     RTP_PORT_MAX: port.default(29999),
+    SWITCHBOARD_RTP_THREAD: z.enum(['0', '1']).default('1'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     OPENAI_API_KEY: z.string().min(1).optional(),
     OPENAI_BASE_URL: optionalUrl,
@@ -59,7 +60,8 @@ export interface Config {
   dataDir: string;
   http: { host: string; port: number };
   sip: { host: string; port: number; publicHost: string };
-  rtp: { portMin: number; portMax: number };
+  /** `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on the event loop. */
+  rtp: { portMin: number; portMax: number; thread: boolean };
   logLevel: string;
   openai: { apiKey?: string; baseUrl?: string };
   deepgram: { apiKey?: string; baseUrl?: string };
@@ -86,7 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     dataDir: path.resolve(e.SWITCHBOARD_DATA_DIR),
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     sip: { host: e.SIP_HOST, port: e.SIP_PORT, publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost() },
-    rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX },
+    rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1' },
     logLevel: e.LOG_LEVEL,
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
     deepgram: { apiKey: e.DEEPGRAM_API_KEY, baseUrl: e.DEEPGRAM_BASE_URL },

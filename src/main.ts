@@ -9,6 +9,7 @@ import { systemClock } from './util/clock.ts';
 import { createLogger } from './util/logger.ts';
 import { buildApp } from './api/app.ts';
 import { SipServer } from './sip/server.ts';
+import { rtpIoFor, sharedRtpIoThread } from './media/rtp-io/index.ts';
 import type { AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
@@ -56,6 +57,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   const chat = chatServices(ctx);
   let calls: CallWiring;
   let sip: SipServer;
+  // RTP sockets: in the process's I/O thread (SWITCHBOARD_RTP_THREAD=1) or on this thread.
+  const rtpIo = rtpIoFor(config.rtp.thread);
+  if (config.rtp.thread) sharedRtpIoThread().useLogger(logger.child({ part: 'rtp-io' }));
   try {
     calls = await wireCalls({
       ctx,
@@ -69,7 +73,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     throw err;
   }
   try {
-    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine, ...SipServer.optionsFrom(config) });
+    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine, rtpIo, ...SipServer.optionsFrom(config) });
   } catch (err) {
     await calls.close();
     await store.close();
@@ -87,6 +91,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   } catch (err) {
     // A busy HTTP port must not leave SIP sockets (and the process) running.
     await sip.close(0);
+    await rtpIo.close();
     await app.close();
     await calls.close();
     await store.close();
@@ -114,6 +119,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
         // No new campaign call while draining; in-progress campaigns resume on the next start.
         await campaigns.close();
         await sip.close(graceMs);
+        // Every call has ended: the RTP I/O thread has nothing left to carry.
+        await rtpIo.close();
         await app.close();
         await calls.close();
         await chat.stop();

@@ -6,10 +6,12 @@
  * What this file adds to the engine, and what it costs:
  * - accounts with API keys and a balance (the same repos calls as `switchboard accounts create`);
  * - `perf_hooks.monitorEventLoopDelay` (5 ms resolution, a native timer) for event-loop delay;
- * - optionally (`probe`), a wrapper on `dgram.Socket.prototype.send` that timestamps every
- *   outgoing PCMU RTP packet (one WeakMap lookup, one `performance.now()` and a histogram bin
- *   per packet) to measure the engine's own outbound frame-interval error, before the load
- *   generator's event loop can blur it;
+ * - optionally (`probe`), the engine's own outbound frame-interval error, measured where the
+ *   PCMU RTP packets really leave, before the load generator's event loop can blur it: with RTP
+ *   I/O in its thread (SWITCHBOARD_RTP_THREAD=1, the default) by that thread's send probe
+ *   (src/media/rtp-io/send-probe.ts, read over its message channel); in-thread, by a wrapper on
+ *   `dgram.Socket.prototype.send` (one WeakMap lookup, one `performance.now()` and a histogram
+ *   bin per packet). Both apply the same rule;
  * - optionally (`turns`), lib/turn-probe.ts: per-turn timestamps of pipeline calls (decision,
  *   provider requests, first reply frame, first audible RTP packet) on the machine-wide clock;
  * - optionally (`vad`), a stand-in CallEngine for assistant calls: the diagnostics echo plus one
@@ -27,6 +29,7 @@ import path from 'node:path';
 import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../../src/config.ts';
 import { startEngine, type Engine } from '../../src/main.ts';
+import { sharedRtpIoThread } from '../../src/media/rtp-io/thread-io.ts';
 import type { AudioFrame } from '../../src/audio/frame.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
 import { isNarrowbandCodec } from '../../src/media/codecs/codecs.ts';
@@ -103,7 +106,10 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ['gc'] });
 
 const config = loadConfig();
-if (opts.probe) installSendProbe(config.rtp.portMin, config.rtp.portMax);
+/** The RTP I/O thread's probe, when RTP is sent from there (started with its first socket). */
+const threadProbe = opts.probe && config.rtp.thread ? sharedRtpIoThread().sendProbe : undefined;
+if (threadProbe) await threadProbe.start({ bytes: 172, payloadType: 0, ticksPerStep: 160, stepMs: 20 });
+else if (opts.probe) installSendProbe(config.rtp.portMin, config.rtp.portMax);
 // Before startEngine: the openai client picks up globalThis.fetch when it is constructed.
 const turnProbe = opts.turns ? installTurnProbe(config.rtp.portMin, config.rtp.portMax) : undefined;
 
@@ -172,11 +178,12 @@ async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknow
     case 'reset':
       eld.reset();
       sendInterval.reset();
+      await threadProbe?.reset();
       gcMinor.reset();
       gcMajor.reset();
       return null;
     case 'stats':
-      return stats();
+      return stats(threadProbe ? ((await threadProbe.read()) ?? sendInterval.summary()) : sendInterval.summary());
     case 'turns':
       if (!turnProbe) throw new Error('engine started without the turn probe');
       return turnProbe.drain();
@@ -197,7 +204,7 @@ async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknow
   }
 }
 
-function stats(): ChildStats {
+function stats(sendIntervalSummary: ChildStats['sendInterval']): ChildStats {
   const mem = process.memoryUsage();
   // monitorEventLoopDelay records the whole interval between its timer's runs (so an idle loop
   // reads about the resolution); the delay is what exceeds the resolution. Nanoseconds → ms.
@@ -219,7 +226,7 @@ function stats(): ChildStats {
     heapUsedMiB: mem.heapUsed / 2 ** 20,
     externalMiB: (mem.external + mem.arrayBuffers) / 2 ** 20,
     eld: eldSummary,
-    sendInterval: sendInterval.summary(),
+    sendInterval: sendIntervalSummary,
     media: mediaTotals(),
     vad: v ? { ...v, errors: vadErrors, streams: vadStreams } : undefined,
     gc: { scavenges: gcMinor.count, scavengeMs: gcMinor.summary(), majors: gcMajor.count, majorMs: gcMajor.summary() },

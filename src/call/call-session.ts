@@ -110,6 +110,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       void this.close('rtp-timeout');
     });
     this.media.on('error', (err) => init.logger.warn({ call: this.uuid, err: err.message }, 'media error'));
+    this.media.on('failed', (err) => {
+      init.logger.error({ call: this.uuid, err: err.message }, 'media failed: ending the call');
+      void this.close('error');
+    });
   }
 
   /** Caller audio: one 16 kHz frame per 20 ms from answer to end. */

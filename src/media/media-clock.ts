@@ -165,11 +165,11 @@ export class MediaScheduler {
       m.nextIndex += skipped;
       due -= skipped;
       for (let k = 0; k < due && m.active; k++) {
-        const lateMs = now - Math.max(this.dueAt(m, m.nextIndex), m.joinedAt);
+        const dueMs = Math.max(this.dueAt(m, m.nextIndex), m.joinedAt);
         m.nextIndex++;
         this.counters.slots++;
         try {
-          m.onSlot(lateMs, k === 0 ? skipped : 0);
+          m.onSlot(now - dueMs, k === 0 ? skipped : 0, dueMs);
         } catch (error) {
           failure ??= { error };
         }

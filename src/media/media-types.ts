@@ -15,6 +15,8 @@ export interface RtpSessionEvents {
   /** The far end said goodbye in RTCP; signalling normally follows with a BYE. */
   rtcpBye: (event: { reason?: string }) => void;
   error: (error: Error) => void;
+  /** Media cannot go on: the RTP socket closed under the session (its I/O thread was lost). The call should end. */
+  failed: (error: Error) => void;
 }
 
 export interface DtmfSendOptions {
@@ -97,6 +99,13 @@ export interface RtpSessionStats {
   droppedFrames: number;
   /** Decoded frames the inbound consumer was too slow to take (oldest dropped). */
   inboundQueueDropped: number;
+  /**
+   * Datagrams the RTP I/O thread could not hand over because its ring was full (rtp-io/): inbound
+   * ones are lost before the session sees them (and so also counted in `lost`, by their sequence
+   * gap), outbound ones never leave. Always 0 with in-thread I/O.
+   */
+  ioDroppedInbound: number;
+  ioDroppedOutbound: number;
   /**
    * Datagrams the source filter refused (strangers, probation, latch window closed). Once the
    * latch window is over the RTP socket is connected to the one source still accepted

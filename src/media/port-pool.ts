@@ -6,16 +6,24 @@
  * Allocation rotates through the range instead of reusing the lowest free port: a port released
  * a moment ago may still receive the previous call's stragglers, which the next call would
  * otherwise hear.
+ *
+ * The RTP socket is bound through the pool's `RtpIo` (rtp-io/types.ts): by default in the
+ * process's RTP I/O thread (rtp-io/thread-io.ts), or on this thread (rtp-io/dgram-io.ts). RTCP,
+ * a report every few seconds, always stays on this thread.
  */
-import dgram from 'node:dgram';
-import { isIPv6 } from 'node:net';
+import type dgram from 'node:dgram';
 import { AppError } from '../util/errors.ts';
+import { bindDgram } from './rtp-io/dgram-io.ts';
+import { sharedRtpIoThread } from './rtp-io/thread-io.ts';
+import type { RtpIo, RtpSocket } from './rtp-io/types.ts';
 
 export interface PortPoolOptions {
   /** Address to bind (e.g. '0.0.0.0', '127.0.0.1', '::'). */
   host: string;
   minPort: number;
   maxPort: number;
+  /** Where RTP sockets live (default: the process's RTP I/O thread, `sharedRtpIoThread()`). */
+  io?: RtpIo;
 }
 
 /**
@@ -28,7 +36,7 @@ export interface PortPoolOptions {
 export interface RtpPortPair {
   readonly rtpPort: number;
   readonly rtcpPort: number;
-  readonly rtp: dgram.Socket;
+  readonly rtp: RtpSocket;
   readonly rtcp: dgram.Socket;
   /** Closes both sockets and returns the ports to the pool. Idempotent. */
   release(): Promise<void>;
@@ -42,6 +50,7 @@ export class PortsExhaustedError extends AppError {
 
 export class PortPool {
   private readonly host: string;
+  private readonly io: RtpIo;
   private readonly first: number;
   private readonly pairs: number;
   private cursor = 0;
@@ -52,6 +61,7 @@ export class PortPool {
       throw new RangeError(`bad RTP port range ${options.minPort}-${options.maxPort}`);
     }
     this.host = options.host;
+    this.io = options.io ?? sharedRtpIoThread();
     this.first = options.minPort % 2 === 0 ? options.minPort : options.minPort + 1;
     // Pairs (p, p + 1) with p even and p + 1 <= maxPort.
     this.pairs = Math.max(0, Math.floor((options.maxPort - this.first + 1) / 2));
@@ -74,7 +84,14 @@ export class PortPool {
       if (this.held.has(port)) continue;
       // Reserve before awaiting, so concurrent allocations never race for the same pair.
       this.held.add(port);
-      const pair = await this.tryBind(port);
+      let pair: RtpPortPair | undefined;
+      try {
+        pair = await this.tryBind(port);
+      } catch (error) {
+        // The I/O failed (its thread was lost while binding): nothing is bound, nothing held.
+        this.held.delete(port);
+        throw error;
+      }
       if (pair) {
         this.cursor = (this.cursor + tried + 1) % this.pairs;
         if (signal?.aborted) {
@@ -89,9 +106,9 @@ export class PortPool {
   }
 
   private async tryBind(port: number): Promise<RtpPortPair | undefined> {
-    const rtp = await bindUdp(this.host, port);
+    const rtp = await this.io.bind(this.host, port);
     if (!rtp) return undefined;
-    const rtcp = await bindUdp(this.host, port + 1);
+    const rtcp = await bindDgram(this.host, port + 1);
     if (!rtcp) {
       await closeSocket(rtp);
       return undefined;
@@ -112,27 +129,7 @@ export class PortPool {
   }
 }
 
-/** Binds a UDP socket, or resolves undefined if the port is taken (or not ours to take). */
-function bindUdp(host: string, port: number): Promise<dgram.Socket | undefined> {
-  return new Promise((resolve) => {
-    const socket = dgram.createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', reuseAddr: false });
-    const onError = (): void => {
-      try {
-        socket.close();
-      } catch {
-        // A socket that never bound may refuse to close; it holds nothing either way.
-      }
-      resolve(undefined);
-    };
-    socket.once('error', onError);
-    socket.bind({ port, address: host, exclusive: true }, () => {
-      socket.off('error', onError);
-      resolve(socket);
-    });
-  });
-}
-
-function closeSocket(socket: dgram.Socket): Promise<void> {
+function closeSocket(socket: { close(callback: () => void): void }): Promise<void> {
   return new Promise((resolve) => {
     try {
       socket.close(() => resolve());

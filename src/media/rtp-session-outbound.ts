@@ -70,7 +70,22 @@ export interface OutboundPacket {
   payload: Uint8Array;
   /** 0, or OutboundOptions.headerRoom: where in `payload` the payload starts. */
   room: number;
+  /**
+   * When the packet should leave (clock.monotonic() time): its slot's deadline + SEND_LEAD_MS,
+   * or now for a talkspurt's first packet sent with the write.
+   */
+  dueMs: number;
 }
+
+/**
+ * How long after its slot's deadline a packet is due. The slot runs on the event-loop thread,
+ * which also runs all call logic; with RTP I/O in its own thread (rtp-io/thread-io.ts) the packet
+ * is handed over at the slot and leaves at deadline + lead, so a slot that runs late by less than
+ * the lead (a young-generation GC pause of 2-4.5 ms, any task up to that long) no longer moves
+ * it. One media-clock phase (5 ms at 20 ms ptime, media-clock.ts): covers those pauses, and costs
+ * 5 ms of one-way delay. In-thread I/O sends at once and ignores it.
+ */
+export const SEND_LEAD_MS = 5;
 
 export interface OutboundOptions {
   clock: Clock;
@@ -166,9 +181,11 @@ export class OutboundPath implements OutboundAudio {
   /** Frames the stream is behind real time after stalls (see the header). */
   private lag = 0;
   private emptySlots = 0;
-  private readonly onSlot = (lateMs: number, skipped: number): void => this.slot(lateMs, skipped);
+  private readonly onSlot = (lateMs: number, skipped: number, dueMs: number): void => this.slot(lateMs, skipped, dueMs);
   /** The one packet object `send` gets (see OutboundOptions.send). */
-  private readonly packet: OutboundPacket = { payloadType: 0, marker: false, timestamp: 0, payload: new Uint8Array(0), room: 0 };
+  private readonly packet: OutboundPacket = { payloadType: 0, marker: false, timestamp: 0, payload: new Uint8Array(0), room: 0, dueMs: 0 };
+  /** When packets emitted now are due: the slot's deadline + lead in a slot, now outside one. */
+  private dueMs = 0;
   readonly counters = { framesDropped: 0, dtmfSent: 0, lateFramesDropped: 0 };
 
   constructor(media: NegotiatedMedia, options: OutboundOptions) {
@@ -241,6 +258,7 @@ export class OutboundPath implements OutboundAudio {
     if (this.clock.monotonic() - this.lastSlotMs >= ptime) return;
     const payload = this.nextPayload();
     if (!payload) return;
+    this.dueMs = this.clock.monotonic();
     this.emit(this.media.payloadType, this.marker, this.timestamp, payload, this.payloadInRoom);
     this.marker = false;
     this.ahead = true;
@@ -378,8 +396,9 @@ export class OutboundPath implements OutboundAudio {
     this.wake();
   }
 
-  private slot(_lateMs: number, skipped: number): void {
+  private slot(_lateMs: number, skipped: number, dueMs: number): void {
     this.lastSlotMs = this.clock.monotonic();
+    this.dueMs = dueMs + SEND_LEAD_MS;
     if (skipped > 0) this.skip(skipped);
     if (this.lag > 0) this.payLag();
     if (this.ahead && (this.dtmf.length > 0 || !this.playing)) {
@@ -412,6 +431,7 @@ export class OutboundPath implements OutboundAudio {
     packet.marker = marker;
     packet.timestamp = timestamp;
     packet.payload = payload;
+    packet.dueMs = this.dueMs;
     this.sendFn(packet);
   }
 

@@ -20,9 +20,10 @@ export interface TickerStats {
  * Called once per served slot. `lateMs` is how late this slot is against its deadline;
  * `skipped` is how many slots were given up just before this one (non-zero only for the first
  * slot served after a stall), so a consumer that derives time from slot counts (RTP timestamps)
- * can keep following real time.
+ * can keep following real time. `dueMs` is the deadline itself (clock.monotonic() time), so a
+ * consumer can hand work on with a time that does not depend on how late the slot ran.
  */
-export type SlotHandler = (lateMs: number, skipped: number) => void;
+export type SlotHandler = (lateMs: number, skipped: number, dueMs: number) => void;
 
 export interface SlotTicker {
   readonly intervalMs: number;
@@ -101,9 +102,9 @@ export class DeadlineTicker implements SlotTicker {
       due -= skipped;
     }
     for (let i = 0; i < due; i++) {
-      const lateMs = now - this.schedule.dueAt(this.nextIndex);
+      const dueMs = this.schedule.dueAt(this.nextIndex);
       this.nextIndex++;
-      this.onSlot(lateMs, i === 0 ? skipped : 0);
+      this.onSlot(now - dueMs, i === 0 ? skipped : 0, dueMs);
       // The slot handler may have stopped us (e.g. a send error closed the session).
       if (!this.running) return;
     }

@@ -18,6 +18,11 @@
  * resolves the address of every datagram. On Linux a connected socket receives only from its
  * peer, hence the care; see `aimRtp()` for the rule. RTCP (a report every few seconds) stays on
  * addressed sends.
+ *
+ * The RTP socket may live in the RTP I/O thread (rtp-io/thread-io.ts, the default): each packet
+ * then goes with its due time (the outbound path's slot + SEND_LEAD_MS), and each datagram comes
+ * with the thread's arrival stamp, which is what the jitter buffer and source filter get. If that
+ * socket closes under the session (the thread was lost), the session emits `failed`.
  */
 import { randomBytes } from 'node:crypto';
 import type dgram from 'node:dgram';
@@ -182,8 +187,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.fail(error);
     });
     pair.rtcp.on('error', (error) => this.fail(error));
-    pair.rtp.on('message', (msg, rinfo) => this.onRtp(msg, rinfo));
+    pair.rtp.on('message', (msg, rinfo, arrivalMs) => this.onRtp(msg, rinfo, arrivalMs));
     pair.rtcp.on('message', (msg, rinfo) => this.onRtcp(msg, rinfo));
+    pair.rtp.on('close', () => {
+      // Our own close() comes after shutdown began; anything else is the socket lost under us.
+      if (this.closing) return;
+      const error = new Error('the RTP socket closed under the session (its I/O thread was lost)');
+      this.options.logger?.error({ ssrc: this.ssrc }, error.message);
+      this.emit('failed', error);
+    });
     return this.local;
   }
 
@@ -297,6 +309,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       lateFrames: rx?.late ?? 0,
       droppedFrames: rx?.dropped ?? 0,
       inboundQueueDropped: this.queue.dropped,
+      ioDroppedInbound: this.pair?.rtp.droppedPackets.inbound ?? 0,
+      ioDroppedOutbound: this.pair?.rtp.droppedPackets.outbound ?? 0,
       droppedByFilter: this.in?.droppedByFilter ?? 0,
       malformed: c?.malformed ?? 0,
       unknownPayloadType: c?.unknownPayloadType ?? 0,
@@ -341,6 +355,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     await pair.release();
     // Closed sockets can still report an error while closing; keep a listener until then.
     pair.rtp.removeAllListeners('error');
+    pair.rtp.removeAllListeners('close');
     pair.rtcp.removeAllListeners('error');
     this.removeAllListeners();
   }
@@ -366,7 +381,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }
   }
 
-  private onRtp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+  /** `arrivalMs`: the I/O thread's stamp (event-loop thread `performance.now()`); undefined: now. */
+  private onRtp(msg: Buffer, rinfo: dgram.RemoteInfo, arrivalMs: number | undefined): void {
     if (this.state !== 'started') return;
     // rtcp-mux (RFC 5761): some peers send RTCP to the RTP port.
     if (looksLikeRtcp(msg)) return this.onRtcp(msg, rinfo);
@@ -377,7 +393,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       return;
     }
     // rinfo is a TransportAddress already (and fresh per datagram): no copy.
-    this.in!.receive(packet, rinfo, this.clock.monotonic());
+    this.in!.receive(packet, rinfo, this.toSessionTime(arrivalMs));
   }
 
   private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -409,7 +425,14 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.sequence = (this.sequence + 1) & 0xffff;
     this.sent.packets++;
     this.sent.bytes += payloadBytes;
-    out.send(bytes);
+    // The session's clock to the I/O's (performance.now()): the same clock in production.
+    out.send(bytes, packet.dueMs - this.clock.monotonic() + performance.now());
+  }
+
+  /** A time on the I/O's clock (performance.now()) on the session's, or now when there is none. */
+  private toSessionTime(ioMs: number | undefined): number {
+    const now = this.clock.monotonic();
+    return ioMs === undefined ? now : now - (performance.now() - ioMs);
   }
 
   /**

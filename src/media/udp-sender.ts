@@ -14,8 +14,11 @@
  * that fails, or a peer refusing our datagrams (ICMP port unreachable, which only a connected
  * socket reports, as ECONNREFUSED), puts that peer back on addressed sends for as long as it
  * stays the target: an unconnected socket ignores ICMP, as it did before.
+ *
+ * Each datagram comes with the time it is due (`send`), which the socket's I/O keeps where it
+ * can (the RTP I/O thread, rtp-io/thread-io.ts) and ignores where it cannot (in-thread dgram).
  */
-import type dgram from 'node:dgram';
+import type { RtpSocket } from './rtp-io/types.ts';
 import type { TransportAddress } from './source-filter.ts';
 
 type LinkState = 'unconnected' | 'connecting' | 'connected';
@@ -29,6 +32,7 @@ export class UdpSender {
   /** A target the socket is not connected to again (its connect failed, or it refused). */
   private shunned: TransportAddress | undefined;
   private waiting: Uint8Array[] = [];
+  private waitingDue: number[] = [];
   private closed = false;
 
   /**
@@ -37,7 +41,7 @@ export class UdpSender {
    * dropped silently, as a datagram lost on the way would be; a connected peer that stopped
    * listening still shows as ECONNREFUSED on the socket's receive side (RtpSession → refused()).
    */
-  constructor(private readonly socket: dgram.Socket) {}
+  constructor(private readonly socket: RtpSocket) {}
 
   /** Where the socket is connected to, if it is (diagnostics and tests). */
   get connectedTo(): TransportAddress | undefined {
@@ -58,10 +62,13 @@ export class UdpSender {
     this.settle();
   }
 
-  send(bytes: Uint8Array): void {
-    if (this.state === 'connected') this.socket.send(bytes);
-    else if (this.state === 'connecting') this.waiting.push(bytes);
-    else if (this.target) this.socket.send(bytes, this.target.port, this.target.address);
+  /** `dueMs`: when the datagram should leave, on the event-loop thread's `performance.now()`. */
+  send(bytes: Uint8Array, dueMs: number): void {
+    if (this.state === 'connected') this.socket.sendAt(bytes, dueMs);
+    else if (this.state === 'connecting') {
+      this.waiting.push(bytes);
+      this.waitingDue.push(dueMs);
+    } else if (this.target) this.socket.sendAt(bytes, dueMs, this.target.port, this.target.address);
   }
 
   /** The socket reported ECONNREFUSED: the connected peer is not listening (now). */
@@ -76,6 +83,7 @@ export class UdpSender {
     if (this.closed) return;
     this.closed = true;
     this.waiting = [];
+    this.waitingDue = [];
     if (this.state === 'connected') this.disconnect();
   }
 
@@ -118,8 +126,10 @@ export class UdpSender {
     this.settle();
     if (this.waiting.length === 0) return;
     const waiting = this.waiting;
+    const due = this.waitingDue;
     this.waiting = [];
-    for (const bytes of waiting) this.send(bytes);
+    this.waitingDue = [];
+    for (let i = 0; i < waiting.length; i++) this.send(waiting[i]!, due[i]!);
   }
 
   private disconnect(): void {

@@ -13,6 +13,8 @@ import type { CallEngine, CallEnv, CallLimits } from '../call/call-env.ts';
 import { handleInboundInvite, type InboundGate } from '../call/inbound-calls.ts';
 import { OutboundDialer } from '../call/outbound-dialer.ts';
 import { PortPool } from '../media/port-pool.ts';
+import { rtpIoFor } from '../media/rtp-io/index.ts';
+import type { RtpIo } from '../media/rtp-io/types.ts';
 import { RtpSession } from '../media/rtp-session.ts';
 import type { Repos } from '../store/index.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
@@ -44,6 +46,8 @@ export interface SipServerOptions {
   registration?: Partial<Omit<RegistrationManagerOptions, 'ua' | 'trunks' | 'clock' | 'logger'>>;
   /** A shared pool (tests check it for leaks); default one over RTP_PORT_MIN..MAX. */
   portPool?: PortPool;
+  /** Where the default pool's RTP sockets live (default: by SWITCHBOARD_RTP_THREAD, see rtpIoFor). */
+  rtpIo?: RtpIo;
   engine?: CallEngine;
   /** Ring before answering inbound calls (default 0). */
   answerDelayMs?: number;
@@ -116,7 +120,9 @@ export class SipServer {
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger.child({ part: 'sip' });
     this.ua = ua;
-    this.pool = opts.portPool ?? new PortPool({ host: opts.config.sip.host, minPort: opts.config.rtp.portMin, maxPort: opts.config.rtp.portMax });
+    this.pool =
+      opts.portPool ??
+      new PortPool({ host: opts.config.sip.host, minPort: opts.config.rtp.portMin, maxPort: opts.config.rtp.portMax, io: opts.rtpIo ?? rtpIoFor(opts.config.rtp.thread) });
     this.registrations = new RegistrationManager({ ua, trunks: opts.trunks, clock, logger, ...opts.registration });
     this.abuse = new AbuseGuard({
       clock,

@@ -55,6 +55,7 @@ export class Leg {
     this.ended = new Promise((r) => (this.resolveEnded = r));
     dialog.once('ended', ({ reason }) => void this.hangup(reason === 'remote-bye' ? 'remote-hangup' : reason));
     media.on('rtpTimeout', () => void this.hangup('rtp-timeout'));
+    media.on('failed', () => void this.hangup('error'));
     void this.pump();
   }
 

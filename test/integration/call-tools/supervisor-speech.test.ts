@@ -182,6 +182,8 @@ describe.concurrent('supervisor answers a warm transfer in words', () => {
       expect(s.w.tts.spoken.includes(SPEECH_ACCEPT_PROMPT)).toBe(false); // still in the summary
       expect(s.dg.connections).toHaveLength(0);
       expect(await s.sup.ended).toBe('remote-bye');
+      // The leg's BYE goes out first; the transfer is written once its media is closed too.
+      await until(async () => (await s.transfer()) !== undefined, 2000, 'transfer written');
       expect((await s.transfer())!.supervisor_answer).toMatchObject({ outcome: 'no-answer' });
       await s.call.hangup();
     } finally {

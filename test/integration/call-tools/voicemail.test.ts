@@ -52,6 +52,8 @@ describe.concurrent('voicemail detection on outbound calls', () => {
       expect(await call.ended).toBe('remote-bye');
       expect(w.tts.spoken).toEqual([]);
       expect(firstLoudMs(call.heard)).toBeUndefined();
+      // The BYE goes out first; the record is final once the call's media is closed too.
+      await until(async () => (await record()).status !== 'in-progress', 2000, 'record written');
       const rec = await record();
       expect(rec.details!.voicemail).toMatchObject({ verdict: 'voicemail', rule: 'long-greeting', action: 'hang-up' });
       expect(rec.status).toBe('completed');

@@ -7,6 +7,7 @@ import { testApp, type TestApp } from '../../support/app.ts';
 import { FAST_TIMERS } from '../../support/test-phone.ts';
 import { SipServer, type SipServerOptions } from '../../../src/sip/server.ts';
 import { PortPool } from '../../../src/media/port-pool.ts';
+import { RTP_THREAD, testRtpIo } from '../../support/rtp-io.ts';
 import type { ProvisionedTrunk } from '../../../src/sip/trunk-registry.ts';
 
 export interface Harness extends TestApp {
@@ -27,10 +28,10 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
   const t = await testApp();
   const account = await t.account(balanceDollars);
   // Separate ranges per harness, so parallel test files rarely probe the same ports.
-  const pool = opts.portPool ?? new PortPool({ host: '127.0.0.1', minPort: rtpBase, maxPort: rtpBase + 199 });
+  const pool = opts.portPool ?? new PortPool({ host: '127.0.0.1', minPort: rtpBase, maxPort: rtpBase + 199, io: testRtpIo });
   rtpBase = rtpBase >= 39_600 ? 30_000 : rtpBase + 200;
   const server = await SipServer.start({
-    config: { sip: { host: '127.0.0.1', port: 0, publicHost: '127.0.0.1' }, rtp: { portMin: 20000, portMax: 20100 } },
+    config: { sip: { host: '127.0.0.1', port: 0, publicHost: '127.0.0.1' }, rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD } },
     repos: t.ctx.repos,
     trunks: t.ctx.trunks,
     logger: t.ctx.logger,

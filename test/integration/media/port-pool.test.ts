@@ -1,7 +1,15 @@
 import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { PortPool, PortsExhaustedError, type RtpPortPair } from '../../../src/media/port-pool.ts';
+import { PortPool as BasePool, PortsExhaustedError, type PortPoolOptions, type RtpPortPair } from '../../../src/media/port-pool.ts';
+import { testRtpIo } from '../../support/rtp-io.ts';
+
+/** The pool over the test run's RTP I/O (the I/O thread unless SWITCHBOARD_RTP_THREAD=0). */
+class PortPool extends BasePool {
+  constructor(options: PortPoolOptions) {
+    super({ io: testRtpIo, ...options });
+  }
+}
 
 const HOST = '127.0.0.1';
 /** A 1000-port block per test process, so parallel runs on one machine rarely collide. */
@@ -32,7 +40,7 @@ describe('PortPool (UDP over loopback)', () => {
     const [a, b] = pairs as [RtpPortPair, RtpPortPair];
     const got = once(b.rtp, 'message');
     a.rtp.send(Uint8Array.of(0x80, 0, 0, 1), b.rtpPort, HOST);
-    const [msg, rinfo] = (await got) as [Buffer, dgram.RemoteInfo];
+    const [msg, rinfo] = (await got) as [Buffer, dgram.RemoteInfo, number?];
     expect([...msg]).toEqual([0x80, 0, 0, 1]);
     expect(rinfo.port).toBe(a.rtpPort);
 

@@ -15,6 +15,8 @@ import { LATCH_WINDOW_MS, RtpSession } from '../../../src/media/rtp-session.ts';
 import type { NegotiatedMedia } from '../../../src/media/sdp-negotiate.ts';
 import type { TransportAddress } from '../../../src/media/source-filter.ts';
 import { UdpSender } from '../../../src/media/udp-sender.ts';
+import type { RtpSocket } from '../../../src/media/rtp-io/types.ts';
+import { testRtpIo } from '../../support/rtp-io.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
 import { RtpPeer, sleep } from '../../support/rtp-peer.ts';
 import { BASE, HOST } from './rtp-session-setup.ts';
@@ -29,6 +31,25 @@ async function udp(): Promise<dgram.Socket> {
   s.on('error', () => undefined);
   s.bind(0, HOST);
   await once(s, 'listening');
+  cleanups.push(() => new Promise<void>((resolve) => s.close(() => resolve())));
+  return s;
+}
+
+let nextPort = BASE + 460;
+
+/**
+ * A socket for a UdpSender, on the test run's RTP I/O (the I/O thread unless
+ * SWITCHBOARD_RTP_THREAD=0). On an explicit port, as the pool binds them: Linux lets go of an
+ * ephemeral port when the socket disconnects, and the I/O thread's socket reports the port it bound.
+ */
+async function rtpSocket(): Promise<RtpSocket> {
+  let s: RtpSocket | undefined;
+  for (let i = 0; i < 20 && !s; i++) {
+    s = await testRtpIo.bind(HOST, nextPort);
+    nextPort = nextPort >= BASE + 479 ? BASE + 460 : nextPort + 1;
+  }
+  if (!s) throw new Error('no free port for a test socket');
+  s.on('error', () => undefined);
   cleanups.push(() => new Promise<void>((resolve) => s.close(() => resolve())));
   return s;
 }
@@ -52,7 +73,7 @@ async function advance(clock: ManualClock, ms: number): Promise<void> {
 
 async function open() {
   const clock = new ManualClock(0);
-  const pool = new PortPool({ host: HOST, minPort: BASE + 400, maxPort: BASE + 439 });
+  const pool = new PortPool({ host: HOST, minPort: BASE + 400, maxPort: BASE + 439, io: testRtpIo });
   let pair: RtpPortPair | undefined;
   const allocate = pool.allocate.bind(pool);
   pool.allocate = async (signal) => (pair = await allocate(signal));
@@ -211,7 +232,7 @@ describe('RtpSession over a connected socket', () => {
 
 describe('UdpSender', () => {
   it('holds the datagrams sent while it connects and sends them, in order, once connected', async () => {
-    const a = await udp();
+    const a = await rtpSocket();
     const b = await udp();
     const c = await udp();
     const got: Array<[string, number]> = [];
@@ -224,10 +245,10 @@ describe('UdpSender', () => {
     const cAddr = { address: HOST, port: c.address().port };
 
     sender.aim(bAddr, false);
-    sender.send(Buffer.from('0'));
+    sender.send(Buffer.from('0'), performance.now());
     sender.aim(bAddr, true);
-    sender.send(Buffer.from('1'));
-    sender.send(Buffer.from('2'));
+    sender.send(Buffer.from('1'), performance.now());
+    sender.send(Buffer.from('2'), performance.now());
     await until(() => got.length === 3, 'three datagrams');
     expect(sender.connectedTo).toEqual(bAddr);
     expect(got).toEqual([
@@ -239,9 +260,9 @@ describe('UdpSender', () => {
     // Re-aimed while a connect is under way: what waited follows the new aim.
     sender.aim(cAddr, true);
     expect(sender.connectedTo).toBeUndefined();
-    sender.send(Buffer.from('3'));
+    sender.send(Buffer.from('3'), performance.now());
     sender.aim(bAddr, true);
-    sender.send(Buffer.from('4'));
+    sender.send(Buffer.from('4'), performance.now());
     await until(() => got.length === 5, 'two more');
     expect(got.slice(3)).toEqual([
       ['3', 1],
@@ -252,7 +273,7 @@ describe('UdpSender', () => {
     // Unpinned: addressed sends, and the socket takes datagrams from anyone again.
     sender.aim(cAddr, false);
     expect(sender.connectedTo).toBeUndefined();
-    sender.send(Buffer.from('5'));
+    sender.send(Buffer.from('5'), performance.now());
     await until(() => got.length === 6, 'an addressed one');
     expect(got[5]).toEqual(['5', 2]);
     const toA: string[] = [];
@@ -265,7 +286,7 @@ describe('UdpSender', () => {
   });
 
   it('a connect that fails leaves addressed sends; closed while connecting, the socket is left unconnected', async () => {
-    const a = await udp();
+    const a = await rtpSocket();
     const b = await udp();
     const sender = new UdpSender(a);
     // dgram refuses port 0 at once: no throw out of aim(), no connection, no retry.

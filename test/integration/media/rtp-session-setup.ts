@@ -5,6 +5,7 @@ import type { Codec } from '../../../src/media/codecs/codec.ts';
 import { PortPool } from '../../../src/media/port-pool.ts';
 import { RtpSession, type RtpSessionOptions } from '../../../src/media/rtp-session.ts';
 import { RtpPeer } from '../../support/rtp-peer.ts';
+import { testRtpIo } from '../../support/rtp-io.ts';
 
 export const HOST = '127.0.0.1';
 /** A block per test process, away from the port-pool test's ranges. */
@@ -26,7 +27,7 @@ export async function openPair(
   codec: Codec,
   mediaOptions: PeerMediaOptions = {},
   sessionOptions: Partial<RtpSessionOptions> = {},
-  pool = new PortPool({ host: HOST, minPort: BASE, maxPort: BASE + 199 }),
+  pool = new PortPool({ host: HOST, minPort: BASE, maxPort: BASE + 199, io: testRtpIo }),
 ): Promise<Pair> {
   const peer = await RtpPeer.open(HOST);
   const session = new RtpSession({ pool, host: HOST, publicAddress: HOST, ...sessionOptions });

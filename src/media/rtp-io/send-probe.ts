@@ -1,0 +1,99 @@
+/**
+ * Send-time diagnostics of the RTP I/O thread: the outbound frame-interval error, measured where
+ * packets really leave (the thread's socket.send), for the calls benchmark (bench/calls.ts,
+ * bench/lib/engine-child.ts). Off unless asked for; pure apart from the time it is given.
+ *
+ * The rule is the benchmark's in-thread probe's: per socket, the interval to the previous
+ * matching packet against `stepMs` × its RTP timestamp step in `ticksPerStep`, so a skipped slot
+ * is not counted as jitter; only datagrams of exactly `bytes` with version 2 and `payloadType`
+ * count (for PCMU 20 ms: 172, 0, 160, 20). Errors go into 0.01 ms bins up to 1 s.
+ */
+
+export interface SendProbeFilter {
+  bytes: number;
+  payloadType: number;
+  ticksPerStep: number;
+  stepMs: number;
+}
+
+export interface SendProbeSummary {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+}
+
+/** Per-socket memory of the probe: the last matching packet's send time (-1: none yet) and timestamp. */
+export interface ProbeLane {
+  probeAt: number;
+  probeTs: number;
+}
+
+const MAX_MS = 1000;
+const BIN_MS = 0.01;
+/** Timestamp steps beyond this are a new stream (a re-INVITE, a long hold), not an interval. */
+const MAX_STEPS = 50;
+
+export class SendIntervalProbe {
+  private readonly bins = new Uint32Array(Math.ceil(MAX_MS / BIN_MS) + 1);
+  private count = 0;
+  private max = 0;
+  private sum = 0;
+
+  constructor(private readonly filter: SendProbeFilter) {}
+
+  /** A datagram `lane` sent at `nowMs`. */
+  record(lane: ProbeLane, packet: Uint8Array, nowMs: number): void {
+    const f = this.filter;
+    if (packet.length !== f.bytes || packet[0] !== 0x80 || (packet[1]! & 0x7f) !== f.payloadType) return;
+    const ts = ((packet[4]! << 24) | (packet[5]! << 16) | (packet[6]! << 8) | packet[7]!) >>> 0;
+    if (lane.probeAt >= 0) {
+      const steps = ((ts - lane.probeTs) >>> 0) / f.ticksPerStep;
+      if (steps >= 1 && steps < MAX_STEPS) this.add(Math.abs(nowMs - lane.probeAt - steps * f.stepMs));
+    }
+    lane.probeAt = nowMs;
+    lane.probeTs = ts;
+  }
+
+  reset(): void {
+    this.bins.fill(0);
+    this.count = 0;
+    this.max = 0;
+    this.sum = 0;
+  }
+
+  summary(): SendProbeSummary {
+    return {
+      count: this.count,
+      p50: this.percentile(50),
+      p90: this.percentile(90),
+      p99: this.percentile(99),
+      p999: this.percentile(99.9),
+      max: this.max,
+      mean: this.count === 0 ? NaN : this.sum / this.count,
+    };
+  }
+
+  private add(ms: number): void {
+    const i = Math.min(this.bins.length - 1, Math.floor(ms / BIN_MS));
+    this.bins[i]!++;
+    this.count++;
+    this.sum += ms;
+    if (ms > this.max) this.max = ms;
+  }
+
+  /** Value at percentile p, as the upper edge of its bin (as bench/lib/stats.ts's Histogram). */
+  private percentile(p: number): number {
+    if (this.count === 0) return NaN;
+    const rank = Math.max(1, Math.ceil((p / 100) * this.count));
+    let seen = 0;
+    for (let i = 0; i < this.bins.length; i++) {
+      seen += this.bins[i]!;
+      if (seen >= rank) return Math.min(this.max, (i + 1) * BIN_MS);
+    }
+    return this.max;
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * RTP socket I/O in a thread of its own (./worker.ts), seen from the event-loop thread: the
+ * `RtpIo` the port pool binds RTP sockets through when SWITCHBOARD_RTP_THREAD is on (the default).
+ *
+ * Why: with every call's RTP sent from the event-loop thread, any pause of that thread (a young-
+ * generation GC of 2-4.5 ms about once a second at 150 calls, a long task) delays the packets of
+ * every call due during it. The thread's heap and event loop carry none of the call logic's
+ * garbage, and the session hands each packet over a little before it is due (SEND_LEAD_MS in
+ * rtp-session-outbound.ts), so a late event-loop thread no longer moves it.
+ *
+ * One thread per RtpIoThread (one per process: `sharedRtpIoThread()`), started by the first
+ * bind. Packets cross in two SharedArrayBuffer rings (./ring.ts); messages carry only socket
+ * set-up and wake-ups (./protocol.ts). Inbound datagrams are drained from their ring whenever
+ * the thread says some came (at most every INBOUND_WAKE_MIN_MS) and handed to their socket's
+ * 'message' listeners with the thread's arrival stamp.
+ *
+ * Failure: a thread that dies (or is closed) closes every socket it held under its owner
+ * (./socket-proxy.ts: 'error', then 'close'; an RtpSession then reports its media failed and the
+ * call ends), is logged, and is replaced by the next bind. Lifetime: the worker is unref'd
+ * except while a request waits for it, so it never holds a process open; `close()` ends it.
+ */
+import type { Logger } from 'pino';
+import { Worker } from 'node:worker_threads';
+import { CONTROL, hrOriginMs, RING_BYTES, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
+import { DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
+import { SpscRing } from './ring.ts';
+import type { SendProbeFilter, SendProbeSummary } from './send-probe.ts';
+import { ThreadRtpSocket, type SocketLink } from './socket-proxy.ts';
+import type { RtpIo, RtpSocket } from './types.ts';
+
+const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
+
+type Request = ToWorker extends infer T ? (T extends { req: number } ? Omit<T, 'req'> : never) : never;
+type Reply = Extract<FromWorker, { type: 'reply' }>;
+
+/** One worker thread and its rings: replaced as a whole when the thread is lost. */
+class Link implements SocketLink {
+  readonly sockets = new Map<number, ThreadRtpSocket>();
+  readonly ready: Promise<void>;
+  lost: Error | undefined;
+  private readonly worker: Worker;
+  private readonly out: SpscRing;
+  private readonly inbound: SpscRing;
+  private readonly inBytes: Buffer;
+  private readonly control: Int32Array;
+  private readonly requests = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  private nextReq = 1;
+
+  constructor(private readonly onLost: (error: Error) => void) {
+    const init: WorkerInit = {
+      outbound: SpscRing.create(RING_BYTES),
+      inbound: SpscRing.create(RING_BYTES),
+      control: new SharedArrayBuffer(4 * CONTROL.WORDS),
+      originMs: hrOriginMs(),
+    };
+    this.out = new SpscRing(init.outbound);
+    this.inbound = new SpscRing(init.inbound);
+    this.inBytes = Buffer.from(init.inbound, this.inbound.bytes.byteOffset, this.inbound.capacity);
+    this.control = new Int32Array(init.control);
+    // No flags from the parent: the entry registers tsx itself, and a Worker refuses some
+    // per-process flags given explicitly (see denoise-worker.ts).
+    this.worker = new Worker(WORKER_URL, { execArgv: [], workerData: init });
+    this.worker.unref();
+    let started!: () => void;
+    let failed!: (error: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      started = resolve;
+      failed = reject;
+    });
+    // Whoever binds awaits it; a thread lost before anyone did must not be an unhandled rejection.
+    this.ready.catch(() => undefined);
+    let crash: Error | undefined;
+    this.worker.on('message', (m: FromWorker) => {
+      if (m.type === 'ready') started();
+      else this.onMessage(m);
+    });
+    this.worker.on('error', (error) => (crash = error));
+    this.worker.on('exit', (code) => {
+      const error = new Error(`RTP I/O thread ${crash ? `failed: ${crash.message}` : `exited with code ${code}`}`);
+      failed(error);
+      this.lose(error);
+    });
+  }
+
+  enqueue(id: number, msg: Uint8Array, dueMs: number, port: number, address: Uint8Array | undefined): boolean {
+    if (this.lost || !writeRecord(this.out, PACKET, id, dueMs, port, address, msg)) return false;
+    // The thread stopped ticking for want of work: this packet is its wake-up call.
+    if (Atomics.load(this.control, CONTROL.WORKER_SLEEPING) === 1 && Atomics.compareExchange(this.control, CONTROL.WORKER_SLEEPING, 1, 0) === 1) {
+      this.worker.postMessage({ op: 'wake' } satisfies ToWorker);
+    }
+    return true;
+  }
+
+  async connect(id: number, port: number, address: string): Promise<void> {
+    const reply = await this.request({ op: 'connect', id, port, address });
+    if (reply.error) throw Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {});
+  }
+
+  disconnect(id: number): void {
+    if (!this.lost) this.worker.postMessage({ op: 'disconnect', id } satisfies ToWorker);
+  }
+
+  async close(id: number): Promise<void> {
+    // A lost thread took the socket with it: closed already.
+    await this.request({ op: 'close', id }).catch(() => undefined);
+    this.sockets.delete(id);
+  }
+
+  request(m: Request): Promise<Reply> {
+    if (this.lost) return Promise.reject(this.lost);
+    const req = this.nextReq++;
+    if (this.requests.size === 0) this.worker.ref();
+    return new Promise<Reply>((resolve, reject) => {
+      this.requests.set(req, { resolve, reject });
+      this.worker.postMessage({ ...m, req } as ToWorker);
+    });
+  }
+
+  terminate(): Promise<void> {
+    return this.worker.terminate().then(() => undefined);
+  }
+
+  private onMessage(m: Exclude<FromWorker, { type: 'ready' }>): void {
+    if (m.type === 'inbound') this.drain();
+    else if (m.type === 'error') this.sockets.get(m.id)?.fail(m.message, m.code);
+    else {
+      const pending = this.requests.get(m.req);
+      this.requests.delete(m.req);
+      if (this.requests.size === 0) this.worker.unref();
+      pending?.resolve(m);
+    }
+  }
+
+  /** Every datagram the thread has stamped so far, to its socket. */
+  private drain(): void {
+    // Before reading: a datagram written from now on gets a wake-up of its own.
+    Atomics.store(this.control, CONTROL.MAIN_WAKE_PENDING, 0);
+    const ring = this.inbound;
+    let failure: { error: unknown } | undefined;
+    for (let at = ring.peek(); at >= 0; at = ring.peek()) {
+      const socket = this.sockets.get(recordSocket(ring, at));
+      if (!socket || recordKind(ring, at) !== PACKET) {
+        if (socket && recordKind(ring, at) === DROPPED) socket.droppedPackets.inbound += recordTime(ring, at);
+        ring.release();
+        continue;
+      }
+      const start = payloadStart(ring, at);
+      // A datagram of its own, as dgram gives: the jitter buffer keeps views into it.
+      const msg = Buffer.allocUnsafeSlow(payloadLength(ring, at));
+      this.inBytes.copy(msg, 0, start, start + msg.length);
+      const address = socket.sources.read(ring, at) ?? '';
+      const port = recordPort(ring, at);
+      const arrivalMs = recordTime(ring, at);
+      ring.release();
+      try {
+        socket.deliver(msg, address, port, arrivalMs);
+      } catch (error) {
+        // As from a dgram 'message' listener: it surfaces, but after the other sockets had theirs.
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  }
+
+  private lose(error: Error): void {
+    if (this.lost) return;
+    this.lost = error;
+    for (const { reject } of this.requests.values()) reject(error);
+    this.requests.clear();
+    const sockets = [...this.sockets.values()];
+    this.sockets.clear();
+    for (const s of sockets) s.lost(error);
+    this.onLost(error);
+  }
+}
+
+export interface RtpIoThreadOptions {
+  logger?: Logger;
+}
+
+export class RtpIoThread implements RtpIo {
+  private link: Link | undefined;
+  private nextId = 1;
+  private logger: Logger | undefined;
+  private closing = false;
+  private probeFilter: SendProbeFilter | undefined;
+  /** Handles taken by retain() and not yet closed. */
+  private users = 0;
+  /** Threads started (the first, and each replacement), for diagnostics and tests. */
+  starts = 0;
+
+  constructor(options: RtpIoThreadOptions = {}) {
+    this.logger = options.logger;
+  }
+
+  /** Where a lost thread is reported (the composition root's logger). */
+  useLogger(logger: Logger): void {
+    this.logger = logger;
+  }
+
+  /** Sockets open in the thread now. */
+  get openSockets(): number {
+    return this.link?.sockets.size ?? 0;
+  }
+
+  async bind(host: string, port: number): Promise<RtpSocket | undefined> {
+    const link = this.current();
+    await link.ready;
+    const id = this.nextId++;
+    const reply = await link.request({ op: 'bind', id, host, port });
+    if (reply.error || !reply.bound) return undefined;
+    const socket = new ThreadRtpSocket(link, id, reply.bound);
+    link.sockets.set(id, socket);
+    return socket;
+  }
+
+  /**
+   * A handle for one user of a shared thread (an engine): the same binds, and a close() that ends
+   * the thread only once every handle taken is closed, so one engine closing in a process that
+   * runs several (tests) does not take the others' media with it.
+   */
+  retain(): RtpIo {
+    this.users++;
+    let closed = false;
+    return {
+      bind: (host, port) => this.bind(host, port),
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        if (--this.users === 0) await this.close();
+      },
+    };
+  }
+
+  /** Ends the thread; its sockets close under their owners. The next bind starts a new one. */
+  async close(): Promise<void> {
+    const link = this.link;
+    this.link = undefined;
+    if (!link || link.lost) return;
+    this.closing = true;
+    try {
+      await link.terminate();
+    } finally {
+      this.closing = false;
+    }
+  }
+
+  /**
+   * The send-interval probe of the thread (./send-probe.ts), for the calls benchmark: `start`
+   * (kept across thread restarts), `reset`, `read` (undefined while no thread runs), `stop`.
+   */
+  readonly sendProbe = {
+    start: async (filter: SendProbeFilter): Promise<void> => {
+      this.probeFilter = filter;
+      await this.link?.ready;
+      await this.link?.request({ op: 'probe', action: 'start', filter });
+    },
+    reset: async (): Promise<void> => {
+      await this.link?.request({ op: 'probe', action: 'reset' });
+    },
+    read: async (): Promise<SendProbeSummary | undefined> => (await this.link?.request({ op: 'probe', action: 'read' }))?.probe,
+    stop: async (): Promise<void> => {
+      this.probeFilter = undefined;
+      await this.link?.request({ op: 'probe', action: 'stop' });
+    },
+  };
+
+  private current(): Link {
+    if (this.link && !this.link.lost) return this.link;
+    this.starts++;
+    const link = new Link((error) => {
+      if (this.link === link) this.link = undefined;
+      if (!this.closing) this.logger?.error({ err: error.message }, 'RTP I/O thread lost: its calls lose their media; the next call starts a new thread');
+    });
+    this.link = link;
+    const filter = this.probeFilter;
+    if (filter) void link.ready.then(() => link.request({ op: 'probe', action: 'start', filter })).catch(() => undefined);
+    return link;
+  }
+}
+
+let shared: RtpIoThread | undefined;
+
+/** The process's RTP I/O thread (created on first use; its worker starts with the first bind). */
+export function sharedRtpIoThread(): RtpIoThread {
+  shared ??= new RtpIoThread();
+  return shared;
+}

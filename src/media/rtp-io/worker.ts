@@ -1,0 +1,297 @@
+/**
+ * The RTP I/O thread (started by ./thread-io.ts through ./worker-entry.mjs): it owns every RTP
+ * socket of the process, sends each outbound packet at its due time on its own timer, and
+ * stamps and forwards every inbound datagram. Its heap holds little but packets in flight, so
+ * its garbage collections are short, and nothing of the call logic runs here: a GC pause or a
+ * long task on the event-loop thread no longer moves the packets of every call due during it.
+ *
+ * Outbound: the event-loop thread writes packets with their due time into the outbound ring.
+ * While there is work the thread ticks every TICK_MS: it moves what the ring holds into its due
+ * queue (./due-queue.ts; a copy each, so the ring is free again at once) and sends what is due.
+ * Idle for IDLE_BEFORE_SLEEP_MS it stops ticking and sets WORKER_SLEEPING; the next producer
+ * then posts a `wake`, handled at once (a talkspurt's first packet after a quiet spell does not
+ * wait for a tick).
+ *
+ * Inbound: each datagram goes into the inbound ring with its socket, source and arrival time
+ * (the event-loop thread's time base); then the event-loop thread is told, at most once per
+ * INBOUND_WAKE_MIN_MS. A full ring refuses the datagram: the socket's count of refusals goes in
+ * as a DROPPED record as soon as there is room again.
+ *
+ * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the
+ * session's UdpSender asks. A packet handed over before a connect or disconnect may leave after
+ * it: one meant for the connected peer goes there addressed, one addressed to the peer goes
+ * over the connection; one addressed elsewhere while connected is dropped (as dgram would refuse it).
+ */
+import dgram from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import { parentPort, workerData } from 'node:worker_threads';
+import { DueQueue } from './due-queue.ts';
+import {
+  CONTROL,
+  hrOriginMs,
+  IDLE_BEFORE_SLEEP_MS,
+  INBOUND_WAKE_MIN_MS,
+  SEND_EARLY_MS,
+  TICK_MS,
+  type FromWorker,
+  type ToWorker,
+  type WorkerInit,
+} from './protocol.ts';
+import { AddressCache, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
+import { SpscRing } from './ring.ts';
+import { SendIntervalProbe, type ProbeLane } from './send-probe.ts';
+
+interface Sock extends ProbeLane {
+  readonly id: number;
+  readonly socket: dgram.Socket;
+  connected: boolean;
+  /** The peer of the last connect, kept after a disconnect for packets meant for it. */
+  peer: { port: number; address: string } | undefined;
+  /** Outbound destinations, decoded once per change. */
+  readonly dest: AddressCache;
+  /** Inbound sources, encoded once per change. */
+  readonly source: AddressCache;
+  /** Inbound datagrams the full ring refused, not yet reported. */
+  dropped: number;
+  closed: boolean;
+}
+
+interface Outgoing {
+  sock: Sock;
+  bytes: Buffer;
+  port: number;
+  address: string | undefined;
+}
+
+const port = parentPort!;
+const init = workerData as WorkerInit;
+const outRing = new SpscRing(init.outbound);
+/** The outbound ring's bytes as a Buffer, to copy packets out without a view per packet. */
+const outBytes = Buffer.from(init.outbound, outRing.bytes.byteOffset, outRing.capacity);
+const inRing = new SpscRing(init.inbound);
+const control = new Int32Array(init.control);
+/** This thread's performance.now() + shift = the event-loop thread's. */
+const shift = hrOriginMs() - init.originMs;
+const now = (): number => performance.now() + shift;
+
+const sockets = new Map<number, Sock>();
+const queue = new DueQueue<Outgoing>();
+const droppedWaiting = new Set<Sock>();
+let probe: SendIntervalProbe | undefined;
+let ticker: NodeJS.Timeout | undefined;
+let lastWorkMs = now();
+let lastInboundWakeMs = -Infinity;
+let inboundWakeDeferred = false;
+
+const post = (m: FromWorker): void => port.postMessage(m);
+
+/** Moves every packet the ring holds into the due queue. */
+function pull(): void {
+  let moved = false;
+  for (let at = outRing.peek(); at >= 0; at = outRing.peek()) {
+    const sock = sockets.get(recordSocket(outRing, at));
+    if (sock && recordKind(outRing, at) === PACKET) {
+      const start = payloadStart(outRing, at);
+      const bytes = Buffer.allocUnsafe(payloadLength(outRing, at));
+      outBytes.copy(bytes, 0, start, start + bytes.length);
+      queue.push(sock.id, recordTime(outRing, at), { sock, bytes, port: recordPort(outRing, at), address: sock.dest.read(outRing, at) });
+    }
+    outRing.release();
+    moved = true;
+  }
+  if (moved) lastWorkMs = now();
+}
+
+function transmit(o: Outgoing): void {
+  const s = o.sock;
+  if (s.closed) return;
+  const peer = s.peer;
+  try {
+    if (s.connected) {
+      if (o.address !== undefined && (o.address !== peer?.address || o.port !== peer.port)) return;
+      probe?.record(s, o.bytes, now());
+      s.socket.send(o.bytes);
+      return;
+    }
+    const address = o.address ?? peer?.address;
+    const to = o.address === undefined ? peer?.port : o.port;
+    if (address === undefined || to === undefined) return;
+    probe?.record(s, o.bytes, now());
+    s.socket.send(o.bytes, to, address);
+  } catch {
+    // The socket is closing, or the address is not one dgram takes: lost like a datagram on the way.
+  }
+}
+
+function tick(): void {
+  pull();
+  const until = now() + SEND_EARLY_MS;
+  for (let o = queue.shift(until); o; o = queue.shift(until)) transmit(o);
+  for (const s of droppedWaiting) reportDropped(s);
+  if (inboundWakeDeferred) wakeMain(now());
+  if (queue.size === 0 && !inboundWakeDeferred && droppedWaiting.size === 0 && now() - lastWorkMs > IDLE_BEFORE_SLEEP_MS) sleep();
+}
+
+function run(): void {
+  ticker ??= setInterval(tick, TICK_MS);
+}
+
+function sleep(): void {
+  clearInterval(ticker);
+  ticker = undefined;
+  Atomics.store(control, CONTROL.WORKER_SLEEPING, 1);
+  // A packet written before the flag went up was not followed by a wake: look once more. If the
+  // producer took the flag down meanwhile, its wake is on the way and runs us.
+  if (!outRing.isEmpty && Atomics.compareExchange(control, CONTROL.WORKER_SLEEPING, 1, 0) === 1) run();
+}
+
+function wakeMain(t: number): void {
+  if (Atomics.load(control, CONTROL.MAIN_WAKE_PENDING) === 1) {
+    // Not yet drained: the drain to come takes these too.
+    inboundWakeDeferred = false;
+    return;
+  }
+  if (t - lastInboundWakeMs < INBOUND_WAKE_MIN_MS) {
+    inboundWakeDeferred = true;
+    run();
+    return;
+  }
+  inboundWakeDeferred = false;
+  lastInboundWakeMs = t;
+  Atomics.store(control, CONTROL.MAIN_WAKE_PENDING, 1);
+  post({ type: 'inbound' });
+}
+
+function reportDropped(s: Sock): void {
+  if (s.closed) {
+    droppedWaiting.delete(s);
+    return;
+  }
+  if (!writeRecord(inRing, DROPPED, s.id, s.dropped, 0, undefined, undefined)) return;
+  s.dropped = 0;
+  droppedWaiting.delete(s);
+}
+
+function receive(s: Sock, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+  const t = now();
+  if (s.dropped > 0) reportDropped(s);
+  if (s.dropped > 0 || !writeRecord(inRing, PACKET, s.id, t, rinfo.port, s.source.encode(rinfo.address), msg)) {
+    s.dropped++;
+    droppedWaiting.add(s);
+    run();
+    return;
+  }
+  wakeMain(t);
+}
+
+function bind(req: number, id: number, host: string, at: number): void {
+  const socket = dgram.createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', reuseAddr: false });
+  const onError = (error: NodeJS.ErrnoException): void => {
+    try {
+      socket.close();
+    } catch {
+      // Never bound: nothing to close.
+    }
+    post({ type: 'reply', req, error: { message: error.message, ...(error.code ? { code: error.code } : {}) } });
+  };
+  socket.once('error', onError);
+  socket.bind({ port: at, address: host, exclusive: true }, () => {
+    socket.off('error', onError);
+    const sock: Sock = {
+      id,
+      socket,
+      connected: false,
+      peer: undefined,
+      dest: new AddressCache(),
+      source: new AddressCache(),
+      dropped: 0,
+      closed: false,
+      probeAt: -1,
+      probeTs: 0,
+    };
+    sockets.set(id, sock);
+    socket.on('message', (msg, rinfo) => receive(sock, msg, rinfo));
+    socket.on('error', (error: NodeJS.ErrnoException) => post({ type: 'error', id, message: error.message, ...(error.code ? { code: error.code } : {}) }));
+    const a = socket.address();
+    post({ type: 'reply', req, bound: { address: a.address, family: a.family, port: a.port } });
+  });
+}
+
+function connect(req: number, s: Sock, address: string, to: number): void {
+  s.peer = { port: to, address };
+  try {
+    s.socket.connect(to, address, (error?: Error) => {
+      s.connected = !error;
+      post({ type: 'reply', req, ...(error ? { error: { message: error.message, ...codeOf(error) } } : {}) });
+    });
+  } catch (error) {
+    post({ type: 'reply', req, error: { message: (error as Error).message, ...codeOf(error) } });
+  }
+}
+
+function close(req: number, s: Sock | undefined): void {
+  if (!s) {
+    post({ type: 'reply', req });
+    return;
+  }
+  // What it handed over before closing leaves now rather than never (a few ms early at most).
+  for (const o of queue.takeLane(s.id)) transmit(o);
+  s.closed = true;
+  sockets.delete(s.id);
+  droppedWaiting.delete(s);
+  try {
+    s.socket.close(() => post({ type: 'reply', req }));
+  } catch {
+    post({ type: 'reply', req });
+  }
+}
+
+function codeOf(error: unknown): { code?: string } {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code ? { code } : {};
+}
+
+port.on('message', (m: ToWorker) => {
+  // Packets handed over before this message are taken first: a connect, disconnect or close
+  // applies to what follows it.
+  pull();
+  switch (m.op) {
+    case 'bind':
+      bind(m.req, m.id, m.host, m.port);
+      break;
+    case 'connect': {
+      const s = sockets.get(m.id);
+      if (s) connect(m.req, s, m.address, m.port);
+      else post({ type: 'reply', req: m.req, error: { message: 'socket is closed', code: 'ERR_SOCKET_DGRAM_NOT_RUNNING' } });
+      break;
+    }
+    case 'disconnect': {
+      const s = sockets.get(m.id);
+      if (!s) break;
+      s.connected = false;
+      try {
+        s.socket.disconnect();
+      } catch {
+        // Its connect had not landed (or failed): unconnected either way.
+      }
+      break;
+    }
+    case 'close':
+      close(m.req, sockets.get(m.id));
+      break;
+    case 'wake':
+      tick();
+      run();
+      break;
+    case 'probe':
+      if (m.action === 'start') probe = new SendIntervalProbe(m.filter);
+      else if (m.action === 'reset') probe?.reset();
+      else if (m.action === 'stop') probe = undefined;
+      post({ type: 'reply', req: m.req, ...(probe && m.action === 'read' ? { probe: probe.summary() } : {}) });
+      break;
+  }
+});
+
+// Asleep until the first packet: its producer sees the flag and wakes us.
+sleep();
+post({ type: 'ready' });

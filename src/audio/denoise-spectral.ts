@@ -22,11 +22,11 @@
  * in practice) in, a new frame of the same length out, delayed by exactly `delayMs` (the stream's,
  * or the backend's `delayMsFor(options)`). Digital silence in gives digital silence out.
  *
- * Cost: wideband ~0.04–0.06 ms CPU per 20 ms frame (bench/denoise.ts; ~13 % less on
- * telephone-band audio, whose empty band above 5 kHz it skips, see NB_EDGE_HZ in the core).
+ * Cost: wideband ~0.027 ms CPU per 20 ms frame on a 2.6 GHz EPYC (bench/denoise.ts; ~15 % less
+ * on telephone-band audio, whose empty band above 5 kHz it skips, see NB_EDGE_HZ in the core).
  * Narrowband: the suppressor at 8 kHz is half the work of the full 16 kHz one (FFTs and per-bin
- * maths at half the size: ~0.021 against ~0.043 ms in a smoke run), and the two half-band filters
- * add ~0.007 ms, about a quarter of the total: ~0.03 ms per frame, 25–30 % below a wideband
+ * maths at half the size: ~0.016 against ~0.030 ms), and the two half-band filters add
+ * ~0.005 ms, about a quarter of the total: ~0.02 ms per frame, 10–15 % below a wideband
  * stream on the same telephone-band audio (see bench/denoise.ts's narrowband lines). RNNoise
  * costs ~0.4–0.5 ms at 48 kHz with resampling, and (a recurrent network) is still the better
  * choice for heavy, fast-changing noise — babble, music, clatter — that a minimum-tracking

@@ -58,6 +58,28 @@ describe('RealFft', () => {
     expect(Array.from(b)).toEqual(Array.from(d));
   });
 
+  for (const n of [8, 16, 256, 512]) {
+    it(`forwardPower and inverseWindowed give exactly the separate loops' results at N=${n}`, () => {
+      const fft = new RealFft(n);
+      const x = noise(n, 3 * n);
+      const [re, im, power] = [new Float64Array(fft.bins), new Float64Array(fft.bins), new Float64Array(fft.bins)];
+      const [re2, im2] = [new Float64Array(fft.bins), new Float64Array(fft.bins)];
+      fft.forwardPower(x, re, im, power);
+      fft.forward(x, re2, im2);
+      expect(Array.from(re)).toEqual(Array.from(re2));
+      expect(Array.from(im)).toEqual(Array.from(im2));
+      expect(Array.from(power)).toEqual(Array.from(re2, (r, k) => r * r + im2[k]! * im2[k]!));
+      // A per-bin gain and a window shorter than N (the STFT's zero padding is not synthesised).
+      const gain = noise(fft.bins, 7).map(Math.abs);
+      const window = noise(n - 4, 9).map(Math.abs);
+      const out = new Float64Array(n);
+      fft.inverseWindowed(re, im, gain, window, out);
+      const plain = new Float64Array(n);
+      fft.inverse(re.map((r, k) => r * gain[k]!), im.map((v, k) => v * gain[k]!), plain);
+      expect(Array.from(out.subarray(0, window.length))).toEqual(Array.from(window, (w, i) => plain[i]! * w));
+    });
+  }
+
   it('refuses sizes that are not powers of two', () => {
     expect(() => new RealFft(320)).toThrow(RangeError);
     expect(() => new RealFft(4)).toThrow(RangeError);

@@ -1,6 +1,6 @@
 /**
  * RTP socket I/O in a thread of its own (./worker.ts), seen from the event-loop thread: the
- * `RtpIo` the port pool binds RTP sockets through when SWITCHBOARD_RTP_THREAD is on (the default).
+ * `RtpIo` the port pool binds RTP sockets through when SWITCHBOARD_RTP_THREAD=1 (off by default: bench/RESULTS.md).
  *
  * Why: with every call's RTP sent from the event-loop thread, any pause of that thread (a young-
  * generation GC of 2-4.5 ms about once a second at 150 calls, a long task) delays the packets of

@@ -6,7 +6,7 @@ describe('configuration', () => {
     const c = loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' });
     expect(c.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(c.sip).toEqual({ host: '0.0.0.0', port: 5060, publicHost: '198.51.100.7' });
-    expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: true });
+    expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: false });
     expect(c.logLevel).toBe('info');
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
     expect(c.dataDir.endsWith('data')).toBe(true);
@@ -24,7 +24,7 @@ describe('configuration', () => {
     expect(c.calls).toEqual({ maxLiveCalls: 900, maxPerAccount: 40, maxPerTrunk: 30, maxLoopDelayMs: 0 });
   });
 
-  it('puts RTP on the event-loop thread with SWITCHBOARD_RTP_THREAD=0', () => {
+  it('moves RTP to its own thread with SWITCHBOARD_RTP_THREAD=1', () => {
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '0' }).rtp.thread).toBe(false);
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '1' }).rtp.thread).toBe(true);
   });

@@ -8,6 +8,7 @@
  * is not counted as jitter; only datagrams of exactly `bytes` with version 2 and `payloadType`
  * count (for PCMU 20 ms: 172, 0, 160, 20). Errors go into 0.01 ms bins up to 1 s.
  */
+import { Histogram, type HistSummary } from '../../util/histogram.ts';
 
 export interface SendProbeFilter {
   bytes: number;
@@ -16,15 +17,7 @@ export interface SendProbeFilter {
   stepMs: number;
 }
 
-export interface SendProbeSummary {
-  count: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-  mean: number;
-}
+export type SendProbeSummary = HistSummary;
 
 /** Per-socket memory of the probe: the last matching packet's send time (-1: none yet) and timestamp. */
 export interface ProbeLane {
@@ -38,10 +31,7 @@ const BIN_MS = 0.01;
 const MAX_STEPS = 50;
 
 export class SendIntervalProbe {
-  private readonly bins = new Uint32Array(Math.ceil(MAX_MS / BIN_MS) + 1);
-  private count = 0;
-  private max = 0;
-  private sum = 0;
+  private readonly errors = new Histogram(MAX_MS, BIN_MS);
 
   constructor(private readonly filter: SendProbeFilter) {}
 
@@ -52,48 +42,17 @@ export class SendIntervalProbe {
     const ts = ((packet[4]! << 24) | (packet[5]! << 16) | (packet[6]! << 8) | packet[7]!) >>> 0;
     if (lane.probeAt >= 0) {
       const steps = ((ts - lane.probeTs) >>> 0) / f.ticksPerStep;
-      if (steps >= 1 && steps < MAX_STEPS) this.add(Math.abs(nowMs - lane.probeAt - steps * f.stepMs));
+      if (steps >= 1 && steps < MAX_STEPS) this.errors.record(Math.abs(nowMs - lane.probeAt - steps * f.stepMs));
     }
     lane.probeAt = nowMs;
     lane.probeTs = ts;
   }
 
   reset(): void {
-    this.bins.fill(0);
-    this.count = 0;
-    this.max = 0;
-    this.sum = 0;
+    this.errors.reset();
   }
 
   summary(): SendProbeSummary {
-    return {
-      count: this.count,
-      p50: this.percentile(50),
-      p90: this.percentile(90),
-      p99: this.percentile(99),
-      p999: this.percentile(99.9),
-      max: this.max,
-      mean: this.count === 0 ? NaN : this.sum / this.count,
-    };
-  }
-
-  private add(ms: number): void {
-    const i = Math.min(this.bins.length - 1, Math.floor(ms / BIN_MS));
-    this.bins[i]!++;
-    this.count++;
-    this.sum += ms;
-    if (ms > this.max) this.max = ms;
-  }
-
-  /** Value at percentile p, as the upper edge of its bin (as bench/lib/stats.ts's Histogram). */
-  private percentile(p: number): number {
-    if (this.count === 0) return NaN;
-    const rank = Math.max(1, Math.ceil((p / 100) * this.count));
-    let seen = 0;
-    for (let i = 0; i < this.bins.length; i++) {
-      seen += this.bins[i]!;
-      if (seen >= rank) return Math.min(this.max, (i + 1) * BIN_MS);
-    }
-    return this.max;
+    return this.errors.summary();
   }
 }

@@ -46,14 +46,18 @@ describe('denoiser backends', () => {
 });
 
 describe('SpectralDenoiser', () => {
-  it('turns 16 kHz frames into new frames of the same length, refuses other shapes', () => {
-    const s = denoiser.createStream();
+  it.each([
+    ['wideband', {}],
+    ['narrowband', { narrowband: true }],
+  ] as const)('%s: turns 16 kHz frames into new frames of the same length, refuses other shapes', (_band, options) => {
+    const s = denoiser.createStream(options);
     const input = { samples: new Int16Array(320).fill(100), sampleRate: 16000 };
     const out = s.process(input);
     expect(out.sampleRate).toBe(16000);
     expect(out.samples).toHaveLength(320);
     expect(out.samples).not.toBe(input.samples);
     expect(s.process({ samples: new Int16Array(160), sampleRate: 16000 }).samples).toHaveLength(160);
+    expect(s.process({ samples: new Int16Array(640), sampleRate: 16000 }).samples).toHaveLength(640);
     expect(() => s.process({ samples: new Int16Array(100), sampleRate: 16000 })).toThrow(RangeError);
     expect(() => s.process({ samples: new Int16Array(160), sampleRate: 8000 })).toThrow(RangeError);
     s.close();

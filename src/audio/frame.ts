@@ -27,16 +27,23 @@ let slabUsed = 0;
  * (everything in src/ does) and must never transfer it to another thread.
  */
 export function copySamples(src: Int16Array): Int16Array {
-  const bytes = src.length * 2;
-  if (bytes > SLAB_BYTES / 8) return src.slice();
+  const out = zeroSamples(src.length);
+  out.set(src);
+  return out;
+}
+
+/** `length` zero samples for a frame to own, from the same slabs as copySamples. */
+export function zeroSamples(length: number): Int16Array {
+  const bytes = length * 2;
+  if (bytes > SLAB_BYTES / 8) return new Int16Array(length);
   if (slabUsed + bytes > SLAB_BYTES) {
     slab = new ArrayBuffer(SLAB_BYTES);
     slabUsed = 0;
   }
-  const out = new Int16Array(slab, slabUsed, src.length);
+  // A slab's bytes are written once, by the view they are handed to: the rest are still zero.
+  const out = new Int16Array(slab, slabUsed, length);
   // 8-byte steps keep every view aligned for any typed array over the same slab.
   slabUsed += (bytes + 7) & ~7;
-  out.set(src);
   return out;
 }
 

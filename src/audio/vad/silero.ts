@@ -26,10 +26,17 @@
  *
  * The inference itself runs in a worker thread by default (silero-backend.ts), off the thread
  * that paces every call's RTP.
+ *
+ * Silence gate (../silence-gate.ts): once a stream's windows have been below
+ * `silenceGateDbfs` (−60 dBFS) for `VAD_GATE_HANGOVER_WINDOWS` in a row, further quiet windows
+ * are not run: their probability is 0 and the recurrent state is kept as the last run left it.
+ * The first window at or above the level runs again. On a call the caller listens most of the
+ * time, so most windows of a quiet line never reach the model.
  */
 import { fileURLToPath } from 'node:url';
 import { SAMPLE_RATE, type AudioFrame } from '../frame.ts';
 import { Resampler } from '../resample.ts';
+import { meanSquareFloat, SILENCE_GATE_DBFS, SilenceGate } from '../silence-gate.ts';
 import {
   NARROWBAND,
   STATE_PER_WINDOW,
@@ -67,7 +74,16 @@ export interface SileroVadOptions {
    * calling thread (tools, comparisons).
    */
   thread?: 'worker' | 'inline';
+  /**
+   * Windows quieter than this (RMS, dBFS), after `VAD_GATE_HANGOVER_WINDOWS` quiet ones, are
+   * called silence without running the model (see the header). Default −60; `-Infinity` runs
+   * every window.
+   */
+  silenceGateDbfs?: number;
 }
+
+/** Quiet windows (32 ms each) still run after the last loud one before the gate skips any. */
+export const VAD_GATE_HANGOVER_WINDOWS = 8;
 
 /** What a push that completes no window resolves to before any window has run. */
 const RESOLVED_ZERO: Promise<number> = Promise.resolve(0);
@@ -88,11 +104,14 @@ export class SileroVad {
   private batches = 0;
   private runs = 0;
   private batchedWindows = 0;
+  private skippedWindows = 0;
   private readonly flushSoon = (): void => void this.flush();
 
   private constructor(
     readonly backend: InferenceBackend,
     maxBatch: number,
+    /** See SileroVadOptions.silenceGateDbfs. */
+    readonly silenceGateDbfs: number,
   ) {
     this.maxBatch = Math.max(1, Math.floor(maxBatch));
   }
@@ -106,7 +125,7 @@ export class SileroVad {
         throw new Error(`VAD model has no input '${name}' (inputs: ${backend.inputNames.join(', ')}): not Silero v5?`);
       }
     }
-    return new SileroVad(backend, options.maxBatch ?? 256);
+    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS);
   }
 
   /**
@@ -120,10 +139,11 @@ export class SileroVad {
 
   /**
    * Batches handed to the backend, ONNX runs (one or two per batch, one per rate in it) and
-   * windows so far: windows / runs is the mean run size.
+   * windows run so far (windows / runs is the mean run size); `skipped`: windows the silence gate
+   * called silence without a run.
    */
-  get stats(): { batches: number; runs: number; windows: number } {
-    return { batches: this.batches, runs: this.runs, windows: this.batchedWindows };
+  get stats(): { batches: number; runs: number; windows: number; skipped: number } {
+    return { batches: this.batches, runs: this.runs, windows: this.batchedWindows, skipped: this.skippedWindows };
   }
 
   /** Release the model (and its thread); windows still queued fail. Idempotent. */
@@ -153,6 +173,11 @@ export class SileroVad {
       this.flushScheduled = true;
       setImmediate(this.flushSoon);
     }
+  }
+
+  /** A stream's window was gated: counted, never run. @internal used by SileroStream */
+  windowSkipped(): void {
+    this.skippedWindows++;
   }
 
   /** One batch at a time: windows that arrive while a batch runs join the next one. */
@@ -279,6 +304,7 @@ export class SileroStream {
    * It reads the frame by index, so a frame viewing a shared slab (copySamples) reads correctly.
    */
   private readonly decimator: Resampler | undefined;
+  private readonly gate: SilenceGate;
   /** Samples of the current window collected so far (written at input[context + fill]). */
   private fill = 0;
   private busy = false;
@@ -305,6 +331,7 @@ export class SileroStream {
     this.rate = narrowband ? NARROWBAND : WIDEBAND;
     this.input = new Float32Array(this.rate.input);
     this.decimator = narrowband ? new Resampler(SAMPLE_RATE, NARROWBAND.sampleRate) : undefined;
+    this.gate = new SilenceGate(VAD_GATE_HANGOVER_WINDOWS, vad.silenceGateDbfs);
   }
 
   /** Probability of the most recent complete window (0 before the first). */
@@ -312,7 +339,7 @@ export class SileroStream {
     return this.lastProbability;
   }
 
-  /** Windows run so far; each covers 32 ms. */
+  /** Windows decided so far (run, or called silence by the gate); each covers 32 ms. */
   get windows(): number {
     return this.windowCount;
   }
@@ -331,7 +358,7 @@ export class SileroStream {
       // The decimator's output stays valid until this stream's next push: past this one's end.
       this.samples = this.decimator ? this.decimator.processShared(frame.samples) : frame.samples;
       this.at = 0;
-      if (!this.consume()) {
+      if (!this.nextWindow()) {
         this.samples = undefined;
         return this.settled;
       }
@@ -369,22 +396,42 @@ export class SileroStream {
     return fill === window;
   }
 
-  /** The window ran (`state` already holds the next state). @internal used by SileroVad */
-  windowDone(probability: number): void {
-    this.lastProbability = probability;
-    // This window's tail is the next window's context.
+  /**
+   * Fill the window from the held frame, calling silence (probability 0, no run) each full window
+   * the gate closes on; true when a full window needs a run.
+   */
+  private nextWindow(): boolean {
+    const { context, input } = this.rate;
+    while (this.consume()) {
+      if (!this.gate.push(meanSquareFloat(this.input, context, input))) return true;
+      this.lastProbability = 0;
+      this.settled = RESOLVED_ZERO;
+      this.endWindow();
+      this.vad.windowSkipped();
+    }
+    return false;
+  }
+
+  /** The current window is decided (run or gated): its tail becomes the next one's context. */
+  private endWindow(): void {
     this.input.copyWithin(0, this.rate.window, this.rate.input);
     this.fill = 0;
     this.windowCount++;
+  }
+
+  /** The window ran (`state` already holds the next state). @internal used by SileroVad */
+  windowDone(probability: number): void {
+    this.lastProbability = probability;
+    this.endWindow();
     // A frame longer than the rest of the window may hold further windows.
-    if (this.at < this.samples!.length && this.consume()) {
+    if (this.at < this.samples!.length && this.nextWindow()) {
       this.vad.enqueue(this);
       return;
     }
     const resolve = this.resolve;
     this.release();
     this.settled = this.promise;
-    resolve(probability);
+    resolve(this.lastProbability);
   }
 
   /**
@@ -410,6 +457,7 @@ export class SileroStream {
     this.input.fill(0);
     this.state.fill(0);
     this.decimator?.reset();
+    this.gate.reset();
     this.fill = 0;
     this.lastProbability = 0;
     this.windowCount = 0;

@@ -8,6 +8,7 @@
  * an interrupted reply), the transcript, and the timeline.
  */
 import type { TurnMessage } from '../../agent/types.ts';
+import { GatedDenoiseStream } from '../../audio/denoise-gate.ts';
 import { SpeechDetector, type SpeechEvent } from '../../audio/vad/detector.ts';
 import type { CallMedia } from '../engine.ts';
 import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
@@ -122,7 +123,10 @@ export class CascadeCall {
     // denoiser in telephone band, which still works (it only ignores what lies above 4 kHz).
     const narrowband = isNarrowbandCodec(this.media.outbound.codec);
     const vad = d.vad.createStream({ narrowband });
-    const denoise = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband }) : undefined;
+    // Gated: frames of a quiet line skip the denoiser (src/audio/denoise-gate.ts), as windows of
+    // one skip the VAD's model (silero.ts).
+    const backend = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband }) : undefined;
+    const denoise = backend ? new GatedDenoiseStream(backend) : undefined;
     this.stt.open();
     this.speaker = new Speaker({
       clock: d.clock,

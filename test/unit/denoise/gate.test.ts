@@ -1,0 +1,110 @@
+/**
+ * The denoiser's silence gate (src/audio/denoise-gate.ts): a quiet line's frames skip the backend
+ * and come out silent, the speech comes out as close to the clean speech as without the gate, and
+ * a worker-backed stream behind the gate gives what an in-thread one does.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DENOISE_GATE_HANGOVER_FRAMES, GatedDenoiseStream } from '../../../src/audio/denoise-gate.ts';
+import { SpectralDenoiser } from '../../../src/audio/denoise-spectral.ts';
+import { WorkerDenoiser } from '../../../src/audio/denoise-worker.ts';
+import { concatPcm, type AudioFrame } from '../../../src/audio/frame.ts';
+import { loadFixture, telephoneBand, toFrames } from '../vad/fixture-audio.ts';
+
+const denoiser = new SpectralDenoiser();
+const hiss = loadFixture('silence-roomtone');
+/** Line hiss (−68 dBFS) of `ms`; `zeros` instead gives the clean reference's silence. */
+const line = (ms: number, zeros = false): Int16Array => Int16Array.from({ length: ms * 16 }, (_, i) => (zeros ? 0 : hiss[i % hiss.length]!));
+/** A caller on a quiet line: listens, speaks, listens four seconds, speaks again. */
+const call = (name: string, zeros = false): Int16Array =>
+  concatPcm([line(1500, zeros), loadFixture(name), line(4000, zeros), loadFixture(name), line(500, zeros)]);
+
+/** SNR (dB) of `out` against `ref` delayed by `delay` samples. */
+function snr(out: Int16Array, ref: Int16Array, delay: number): number {
+  let s = 0;
+  let e = 0;
+  for (let i = 0; i < ref.length && i + delay < out.length; i++) {
+    s += ref[i]! ** 2;
+    e += (out[i + delay]! - ref[i]!) ** 2;
+  }
+  return 10 * Math.log10(s / e);
+}
+
+const collect = (frames: AudioFrame[], process: (f: AudioFrame) => AudioFrame): Int16Array => concatPcm(frames.map((f) => process(f).samples));
+
+describe('GatedDenoiseStream', () => {
+  for (const narrowband of [false, true]) {
+    it(`keeps the speech as close to the clean speech as the backend alone, skipping most of the line${narrowband ? ' (telephone band)' : ''}`, () => {
+      const band = narrowband ? telephoneBand : (x: Int16Array): Int16Array => x;
+      const delay = (denoiser.delayMsFor({ narrowband }) * 16000) / 1000;
+      let skipped = 0;
+      let total = 0;
+      for (const name of ['utt-opening-hours', 'utt-yes', 'bc-mm-hmm', 'utt-address', 'utt-book-table', 'utt-phone-number']) {
+        const frames = toFrames(band(call(name)));
+        const clean = band(call(name, true));
+        const gated = new GatedDenoiseStream(denoiser.createStream({ narrowband }));
+        const alone = denoiser.createStream({ narrowband });
+        const withGate = collect(frames, (f) => gated.process(f) as AudioFrame);
+        const without = collect(frames, (f) => alone.process(f));
+        expect(snr(withGate, clean, delay), name).toBeGreaterThan(snr(without, clean, delay) - 0.5);
+        skipped += gated.skipped;
+        total += frames.length;
+      }
+      // 6 s of hiss (plus the fixtures' 0.5 s lead-ins) of about 9 s, less a second after each
+      // utterance and at the start.
+      expect(skipped / total).toBeGreaterThan(0.38);
+    });
+  }
+
+  it('hands the backend no gated frame, answers them with silence, and primes it when speech returns', () => {
+    const inner = denoiser.createStream({ narrowband: true });
+    const given: AudioFrame[] = [];
+    const gated = new GatedDenoiseStream({ process: (f) => (given.push(f), inner.process(f)) });
+    const quiet = toFrames(telephoneBand(line(1600)));
+    const outs = quiet.map((f) => gated.process(f) as AudioFrame);
+    expect(given).toHaveLength(DENOISE_GATE_HANGOVER_FRAMES);
+    expect(gated.skipped).toBe(quiet.length - DENOISE_GATE_HANGOVER_FRAMES);
+    for (const o of outs.slice(DENOISE_GATE_HANGOVER_FRAMES)) {
+      expect(o.samples.length).toBe(320);
+      expect(o.samples.every((s) => s === 0)).toBe(true);
+    }
+    const speech = toFrames(telephoneBand(loadFixture('utt-yes')).subarray(9600, 9600 + 3200));
+    const out = gated.process(speech[0]!) as AudioFrame;
+    // The last skipped frame first (output dropped), then the loud one.
+    expect(given.slice(-2)).toEqual([quiet.at(-1), speech[0]]);
+    expect(out.samples.some((s) => s !== 0)).toBe(true);
+    for (const f of speech.slice(1)) gated.process(f);
+    expect(given).toHaveLength(DENOISE_GATE_HANGOVER_FRAMES + 1 + speech.length);
+  });
+
+  it('closes the backend stream with it', () => {
+    let closed = 0;
+    new GatedDenoiseStream({ process: (f) => f, close: () => void closed++ }).close();
+    expect(closed).toBe(1);
+  });
+});
+
+describe('GatedDenoiseStream over the worker', () => {
+  let worker: WorkerDenoiser;
+  beforeAll(async () => {
+    worker = await WorkerDenoiser.load();
+  });
+  afterAll(async () => {
+    await worker.close();
+  });
+
+  it('gives, frame by frame, what the gate over an in-thread stream gives', async () => {
+    const frames = toFrames(telephoneBand(call('utt-phone-number')));
+    const inline = new GatedDenoiseStream(denoiser.createStream({ narrowband: true }));
+    const remote = new GatedDenoiseStream(worker.createStream({ narrowband: true }));
+    const before = worker.stats.frames;
+    for (const f of frames) {
+      const want = (inline.process(f) as AudioFrame).samples;
+      const got = (await remote.process(f)).samples;
+      expect(got).toEqual(want);
+    }
+    expect(remote.skipped).toBe(inline.skipped);
+    // The worker saw the frames the gate let through and the primes, nothing else.
+    expect(worker.stats.frames - before).toBeLessThan(frames.length - remote.skipped + 5);
+    remote.close();
+  });
+});

@@ -6,9 +6,11 @@
  *
  *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 4]
  *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--quiet-wait S]
+ *       [--background FIXTURE]
  *
  * Each call talks the whole time: the question fixture every 0.3–1.5 s after the assistant's
- * reply ends, room tone in between (lib/conversation.ts). Phases, each on fresh calls:
+ * reply ends, room tone in between (lib/conversation.ts; `--background noise-street` for a noisy
+ * line instead: the VAD's and denoiser's silence gate then never closes). Phases, each on fresh calls:
  *   pipeline     the assistant as shipped: denoiser on (enable_noise_cancellation defaults to true)
  *   no-denoise   the same with enable_noise_cancellation false
  *   echo         the `echo` diagnostics number with the same callers: the media stack alone
@@ -124,7 +126,14 @@ export async function main(argv: string[]): Promise<void> {
   watchdog(budgetMs + quietWait * 1000, 'engine-cpu');
   const machine = machineInfo();
   if (quietWait > 0) console.error(`machine ${Math.round(await waitForQuiet(quietWait))} % busy at start`);
-  const w = await startVoiceWorld({ maxCalls: calls, turns: false, lifetimeMs: budgetMs + 20_000, ...(profDir ? { cpuProfDir: profDir } : {}) });
+  const background = args.get('background');
+  const w = await startVoiceWorld({
+    maxCalls: calls,
+    turns: false,
+    lifetimeMs: budgetMs + 20_000,
+    ...(profDir ? { cpuProfDir: profDir } : {}),
+    ...(background ? { background } : {}),
+  });
   const out: Record<string, unknown> = { bench: 'engine-cpu', machine, calls, args: Object.fromEntries(args) };
   const results: Record<string, any>[] = [];
   out.phases = results;
@@ -146,7 +155,7 @@ export async function main(argv: string[]): Promise<void> {
   if (pipe && noDn) out.denoiser_per_call_pct_of_core = r3(pipe.per_call_pct_of_core - noDn.per_call_pct_of_core);
   out.goal_pct = 0.6;
   if (jsonPath) writeFileSync(jsonPath, JSON.stringify(out, null, 2));
-  console.log(`\nengine-cpu  ${machine.date}  ${machine.cpuModel} × ${machine.cores}  node ${machine.node}  ${calls} calls`);
+  console.log(`\nengine-cpu  ${machine.date}  ${machine.cpuModel} × ${machine.cores}  node ${machine.node}  ${calls} calls  background ${background ?? "silence-roomtone"}`);
   for (const r of results) {
     const t = Object.entries(r.per_call_by_thread_pct_of_core as Record<string, number>)
       .filter(([, v]) => v >= 0.005)

@@ -39,6 +39,8 @@ export interface VoiceWorldOptions {
   standIns?: Partial<StandInsOptions>;
   cpuProfDir?: string;
   lifetimeMs: number;
+  /** Fixture the callers send between their questions; default `silence-roomtone` (a quiet line). */
+  background?: string;
   rtpPortMin?: number;
 }
 
@@ -99,7 +101,7 @@ export async function startVoiceWorld(o: VoiceWorldOptions): Promise<VoiceWorld>
     gen,
     carriers,
     question: pcmuFrames(QUESTION),
-    background: pcmuFrames('silence-roomtone'),
+    background: pcmuFrames(o.background ?? 'silence-roomtone'),
     target: (c) => `sip:${c.number}@127.0.0.1:${engine.sipPort}`,
     async close() {
       await gen.close(carriers).catch(() => undefined);

@@ -20,6 +20,7 @@ import { SAMPLE_RATE } from './frame.ts';
 import { SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import { Denoiser, type DenoiserBackend, type DenoiserBackendName, type DenoiserStream } from './denoise.ts';
 import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_FAILED, STATUS_OK } from './denoise-slab.ts';
+import { niceThisThread } from '../util/thread-priority.mjs';
 
 export type ToWorker =
   | { type: 'init'; backend: DenoiserBackendName; spectral?: SpectralDenoiserOptions }
@@ -33,6 +34,8 @@ export type FromWorker =
 
 const port = parentPort;
 if (!port) throw new Error('denoise-worker-thread.ts runs inside a worker thread');
+// Behind the event loop that paces every call's packets (../util/thread-priority.mjs).
+niceThisThread();
 
 let backend: DenoiserBackend | undefined;
 const streams = new Map<number, DenoiserStream>();

@@ -5,6 +5,7 @@
  * not to the next one, so it is claimed here instead of being passed on.
  */
 import type { AudioFrame } from '../../audio/frame.ts';
+import { meanSquareInt16, SilenceGate } from '../../audio/silence-gate.ts';
 import type { SttProvider, SttStream } from '../../providers/stt/types.ts';
 import type { Clock } from '../../util/clock.ts';
 
@@ -19,6 +20,15 @@ export interface SttReaderHooks {
   track(p: Promise<unknown>): void;
 }
 
+/**
+ * While the caller is quiet (the silence gate closed, ../../audio/silence-gate.ts), audio goes in
+ * chunks of this many frames (200 ms, inside Deepgram's recommended 20–250 ms): there are no words
+ * to hurry, and a quiet line is most of a call. The first loud frame sends what is held at once.
+ */
+export const QUIET_CHUNK_FRAMES = 10;
+/** Quiet frames after the last loud one still sent at the normal pace (the end of a word). */
+const QUIET_HANGOVER_FRAMES = 10;
+
 export class SttReader {
   lastInterim = '';
   lastFinalAtMs: number | undefined;
@@ -29,6 +39,7 @@ export class SttReader {
   private chunk: Int16Array | undefined;
   private chunkFill = 0;
   private chunkRate = 0;
+  private readonly quiet = new SilenceGate(QUIET_HANGOVER_FRAMES);
 
   constructor(
     private readonly provider: SttProvider,
@@ -41,6 +52,7 @@ export class SttReader {
      * 50 messages a second per call the socket writes are a large share of a call's CPU
      * (bench/RESULTS.md); two frames (40 ms, inside Deepgram's recommended 20–100 ms) halve them
      * at the cost of words arriving up to one frame later. `finalize()` sends what is held first.
+     * On a quiet line, QUIET_CHUNK_FRAMES.
      */
     private readonly chunkFrames = 1,
   ) {}
@@ -49,7 +61,10 @@ export class SttReader {
     return this.stream;
   }
 
-  /** One frame of caller audio (denoised), in order; held until `chunkFrames` are together. */
+  /**
+   * One frame of caller audio (denoised), in order; held until `chunkFrames` are together
+   * (QUIET_CHUNK_FRAMES while the line is quiet).
+   */
   write(frame: AudioFrame): void {
     const stream = this.stream;
     if (!stream) return;
@@ -60,16 +75,18 @@ export class SttReader {
       return;
     }
     const n = frame.samples.length;
-    if (this.chunk && (frame.sampleRate !== this.chunkRate || this.chunk.length !== n * this.chunkFrames)) {
+    const capacity = n * Math.max(this.chunkFrames, QUIET_CHUNK_FRAMES);
+    if (this.chunk && (frame.sampleRate !== this.chunkRate || this.chunk.length !== capacity)) {
       this.flush();
       this.chunk = undefined;
     }
+    const quiet = this.quiet.push(meanSquareInt16(frame.samples));
     // A fresh array per chunk unless the stream copies what it is given (see flush).
-    const chunk = (this.chunk ??= new Int16Array(n * this.chunkFrames));
+    const chunk = (this.chunk ??= new Int16Array(capacity));
     this.chunkRate = frame.sampleRate;
     chunk.set(frame.samples, this.chunkFill);
     this.chunkFill += n;
-    if (this.chunkFill === chunk.length) this.flush();
+    if (this.chunkFill >= n * (quiet ? QUIET_CHUNK_FRAMES : this.chunkFrames)) this.flush();
   }
 
   /** Hands any held audio to the stream now. */
@@ -80,10 +97,13 @@ export class SttReader {
     // A stream that sends or copies on write (Deepgram) leaves the array to us: it is refilled for
     // the next chunk, one allocation per call instead of one per message. Any other stream owns
     // what it is given (OpenAI keeps a segment's chunks until finalize).
-    const reuse = stream?.copiesOnWrite === true;
-    const whole = this.chunkFill === chunk.length;
-    const samples = whole ? chunk : reuse ? chunk.subarray(0, this.chunkFill) : chunk.slice(0, this.chunkFill);
-    if (!reuse) this.chunk = undefined;
+    const fill = this.chunkFill;
+    let samples: Int16Array;
+    if (stream?.copiesOnWrite === true) samples = chunk.subarray(0, fill);
+    else if (fill === chunk.length) {
+      samples = chunk;
+      this.chunk = undefined;
+    } else samples = chunk.slice(0, fill);
     this.chunkFill = 0;
     stream?.write({ samples, sampleRate: this.chunkRate });
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
-import { SttReader } from '../../../src/call/cascade/stt-reader.ts';
+import { QUIET_CHUNK_FRAMES, SttReader } from '../../../src/call/cascade/stt-reader.ts';
 import { EventQueue } from '../../../src/providers/stt/event-queue.ts';
 import type { SttEvent, SttProvider, SttStream } from '../../../src/providers/stt/types.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
@@ -74,6 +74,20 @@ describe('SttReader audio chunks', () => {
     expect(stream.log).toEqual(['write 640:1,2', 'write 640:3,4', 'write 320:5', 'finalize', 'write 640:6,7']);
     const buffers = new Set(stream.writes.map((w) => w.samples.buffer));
     expect(buffers.size).toBe(1);
+  });
+
+  it('sends a quiet line in 200 ms chunks once it has been quiet 200 ms, and the first loud frame at once', () => {
+    const { r, stream } = reader(2, true);
+    const quiet = 3; // −81 dBFS
+    const loud = 3000; // −21 dBFS
+    for (let i = 0; i < 35; i++) r.write(frame(quiet));
+    for (let i = 0; i < 3; i++) r.write(frame(loud));
+    const sizes = stream.writes.map((w) => w.samples.length / 320);
+    // Ten frames at the normal pace (the hangover), then 10-frame chunks; the first loud frame
+    // goes at once with the five quiet ones held, then the normal pace again.
+    expect(sizes).toEqual([2, 2, 2, 2, 2, 10, 10, 6, 2]);
+    expect([...new Set(stream.log.at(-2)!.split(':')[1]!.split(','))]).toEqual([String(quiet), String(loud)]);
+    expect(QUIET_CHUNK_FRAMES).toBe(10);
   });
 
   it('a segment uploader (not streaming) gets the frames themselves: chunks would only be copies', () => {

@@ -1,0 +1,3 @@
+/** See thread-priority.mjs. */
+export declare const HELPER_THREAD_NICE: number;
+export declare function niceThisThread(nice?: number): boolean;

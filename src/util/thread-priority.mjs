@@ -1,0 +1,28 @@
+// Lower the scheduling priority of the calling thread (Linux: setpriority on the thread's own id,
+// which the kernel applies to that thread alone). Plain JavaScript so that worker entries started
+// outside tsx (src/audio/vad/silero-worker.mjs) can use it as well as TypeScript modules.
+//
+// Why: the engine's event-loop thread paces every call's RTP, and on a small machine its helper
+// threads (Silero, the denoiser) compete with it for the same cores. Their work tolerates a few
+// milliseconds of delay; a packet sent late does not. A niced helper that wakes up takes a core
+// from the event loop less readily, and yields it sooner when both are runnable.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/** Nice value for the engine's helper threads: they get about a tenth of a core the event loop also wants. */
+export const HELPER_THREAD_NICE = 10;
+
+/**
+ * Sets this thread's nice value (higher = lower priority); returns whether it could. Never throws:
+ * where threads cannot be told apart (not Linux) or the call is refused, nothing changes.
+ */
+export function niceThisThread(nice = HELPER_THREAD_NICE) {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (!Number.isInteger(tid) || tid <= 0) return false;
+    setPriority(tid, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -200,7 +200,7 @@ export class OutboundPath implements OutboundAudio {
     this.makeTicker = options.ticker ?? createTicker;
     this.lane = options.lane;
     this.maxLag = Math.max(0, Math.floor((options.maxLagMs ?? 200) / FRAME_MS));
-    this.ticker = this.makeTicker(this.clock, media.ptimeMs, this.onSlot, 3, this.lane);
+    this.ticker = this.makeTicker(this.clock, media.ptimeMs, this.onSlot, 3, this.lane, true);
   }
 
   get playing(): boolean {
@@ -377,7 +377,7 @@ export class OutboundPath implements OutboundAudio {
     if (old.ptimeMs !== media.ptimeMs) {
       const wasRunning = this.ticker.isRunning;
       this.ticker.stop();
-      this.ticker = this.makeTicker(this.clock, media.ptimeMs, this.onSlot, 3, this.lane);
+      this.ticker = this.makeTicker(this.clock, media.ptimeMs, this.onSlot, 3, this.lane, true);
       if (wasRunning) this.ticker.start();
     }
     if (media.dtmfPayloadType === undefined && this.dtmf.length > 0) this.failDtmf(new AppError('telephone-event no longer negotiated', 409, 'DTMF_NOT_NEGOTIATED'));

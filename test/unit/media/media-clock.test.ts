@@ -186,6 +186,52 @@ describe('MediaScheduler', () => {
     expect(manual.pendingCount).toBe(0);
   });
 
+  it('serves the send loops of a pass before the other members, whenever they joined', () => {
+    const clock = new ManualClock(0);
+    const scheduler = new MediaScheduler(clock, 20);
+    const served: Array<[string, number]> = [];
+    const session = (k: number) => {
+      const lane = {};
+      return [
+        scheduler.ticker(() => served.push([`in${k}`, clock.monotonic()]), 10, lane),
+        scheduler.ticker(() => served.push([`out${k}`, clock.monotonic()]), 3, lane, true),
+      ];
+    };
+    /** Each pass's members in serving order. */
+    const passes = (): string[][] => {
+      const by = new Map<number, string[]>();
+      for (const [name, at] of served) by.set(at, [...(by.get(at) ?? []), name]);
+      return [...by.values()];
+    };
+    const sendsFirst = (pass: string[]): boolean => {
+      const sends = pass.filter((n) => n.startsWith('out'));
+      return pass.slice(0, sends.length).every((n) => n.startsWith('out'));
+    };
+    // Eight sessions: two per phase, each joining playout loop first.
+    const tickers = Array.from({ length: 8 }, (_, k) => session(k)).flat();
+    for (const t of tickers) t.start();
+    clock.advance(0);
+    expect(passes()[0]!.slice(0, 8).every((n) => n.startsWith('out'))).toBe(true);
+    // Four more sessions join during a pass (from a member's handler): served in it if due, and
+    // in send-first order from the next pass on.
+    const joining = Array.from({ length: 4 }, (_, k) => session(8 + k)).flat();
+    const starter = scheduler.ticker(() => {
+      if (!joining[0]!.isRunning) for (const t of joining) t.start();
+    }, 3);
+    starter.start();
+    clock.advance(20);
+    served.length = 0;
+    clock.advance(40);
+    const later = passes();
+    expect(later.length).toBeGreaterThanOrEqual(8);
+    for (const pass of later) {
+      expect(pass.filter((n) => n.startsWith('out')).length).toBe(3);
+      expect(sendsFirst(pass), pass.join(' ')).toBe(true);
+    }
+    for (const t of [...tickers, ...joining, starter]) t.stop();
+    expect(clock.pendingCount).toBe(0);
+  });
+
   it('one member throwing does not starve the others; the error surfaces after the pass', () => {
     const clock = new ManualClock(0);
     const scheduler = new MediaScheduler(clock, 20);

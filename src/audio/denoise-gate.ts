@@ -23,21 +23,22 @@ import { meanSquareInt16, SILENCE_GATE_DBFS, SilenceGate } from './silence-gate.
  */
 export const DENOISE_GATE_HANGOVER_FRAMES = 50;
 
-export interface DenoiseStreamInner {
+/** A call's denoiser stream of either kind: in-thread (a frame back at once) or worker-backed. */
+export interface DenoiseStreamLike {
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
   close?(): void;
 }
 
-const isPromise = (x: AudioFrame | Promise<AudioFrame>): x is Promise<AudioFrame> => typeof (x as Promise<AudioFrame>).then === 'function';
+const ignore = (): void => {};
 
-export class GatedDenoiseStream {
+export class GatedDenoiseStream implements DenoiseStreamLike {
   private readonly gate: SilenceGate;
   /** The last frame given: while the gate is closed, the one to prime the backend with. */
   private previous: AudioFrame | undefined;
   private skippedFrames = 0;
 
   constructor(
-    private readonly inner: DenoiseStreamInner,
+    private readonly inner: DenoiseStreamLike,
     dbfs = SILENCE_GATE_DBFS,
   ) {
     this.gate = new SilenceGate(DENOISE_GATE_HANGOVER_FRAMES, dbfs);
@@ -56,10 +57,8 @@ export class GatedDenoiseStream {
       this.skippedFrames++;
       return { samples: zeroSamples(frame.samples.length), sampleRate: frame.sampleRate };
     }
-    if (wasClosed && previous) {
-      const primed = this.inner.process(previous);
-      if (isPromise(primed)) primed.catch(() => {});
-    }
+    // Once per utterance, not per frame: the primed output is dropped, a failure with it.
+    if (wasClosed && previous) void Promise.resolve(this.inner.process(previous)).catch(ignore);
     return this.inner.process(frame);
   }
 

@@ -49,8 +49,6 @@ interface Member {
 export class MediaScheduler {
   /** In serving order: the `first` members, then the others (each group in joining order). */
   private members: Member[] = [];
-  /** How many of `members` are `first` (they lead the array). */
-  private firstCount = 0;
   private readonly phaseCount: number;
   private readonly phaseMs: number;
   private readonly lanePhase = new WeakMap<object, number>();
@@ -102,15 +100,14 @@ export class MediaScheduler {
     // The slot in progress on its phase grid (-1 when the phase has not begun yet): due already,
     // so it is served at once; its lateness counts from `joinedAt`.
     member.nextIndex = Math.floor((now - this.phaseStart(phase)) / this.intervalMs);
-    if (first && !this.ticking) {
-      this.members.splice(this.firstCount, 0, member);
-      this.firstCount++;
-    } else {
-      // During a pass it is appended (and served in it if due); compact() moves it up after.
-      this.members.push(member);
-      if (first) this.dirty = true;
+    // Appended (during a pass: served in it if due); compact() puts a `first` one in its place,
+    // at once or after the pass.
+    this.members.push(member);
+    if (first) this.dirty = true;
+    if (!this.ticking) {
+      this.compact();
+      this.armAt(now, now);
     }
-    if (!this.ticking) this.armAt(now, now);
     return member;
   }
 
@@ -164,7 +161,6 @@ export class MediaScheduler {
     if (!this.dirty) return;
     this.dirty = false;
     const first = this.members.filter((m) => m.active && m.first);
-    this.firstCount = first.length;
     this.members = first.concat(this.members.filter((m) => m.active && !m.first));
   }
 

@@ -11,6 +11,7 @@
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
  */
+import type { DenoiseStreamLike } from '../../audio/denoise-gate.ts';
 import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
 import type { SpeechDetector, SpeechEvent } from '../../audio/vad/detector.ts';
 import type { RecordingSink } from '../recorder.ts';
@@ -32,11 +33,6 @@ export interface CallerAudioOptions {
 /** The shared Silero model (SileroVad): one stream per call. */
 export interface VadFactory {
   createStream(options?: CallerAudioOptions): VadStreamLike;
-}
-
-export interface DenoiseStreamLike {
-  process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
-  close?(): void;
 }
 
 /** The shared denoiser backend: one stream per call. */

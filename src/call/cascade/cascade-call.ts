@@ -124,7 +124,7 @@ export class CascadeCall {
     const narrowband = isNarrowbandCodec(this.media.outbound.codec);
     const vad = d.vad.createStream({ narrowband });
     // Gated: frames of a quiet line skip the denoiser (src/audio/denoise-gate.ts), as windows of
-    // one skip the VAD's model (silero.ts).
+    // one skip the VAD's model (src/audio/vad/silero-stream.ts).
     const backend = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband }) : undefined;
     const denoise = backend ? new GatedDenoiseStream(backend) : undefined;
     this.stt.open();

@@ -1,0 +1,201 @@
+/**
+ * One call's Silero VAD stream (the shared model and its cross-call batching: ./silero.ts): the
+ * call's audio cut into the model's windows, its recurrent state and context, and the silence
+ * gate that calls a quiet line's windows silence without a run (../silence-gate.ts).
+ */
+import { SAMPLE_RATE, type AudioFrame } from '../frame.ts';
+import { Resampler } from '../resample.ts';
+import { meanSquareFloat, SilenceGate } from '../silence-gate.ts';
+import { NARROWBAND, STATE_PER_WINDOW, WIDEBAND, type SileroRate } from './silero-backend.ts';
+import type { SileroVad } from './silero.ts';
+
+/** Quiet windows (32 ms each) still run after the last loud one before the gate skips any. */
+export const VAD_GATE_HANGOVER_WINDOWS = 8;
+
+/** What a push that completes no window resolves to before any window has run. */
+const RESOLVED_ZERO: Promise<number> = Promise.resolve(0);
+const noop = (): void => {};
+
+/**
+ * One call's VAD. Feed 16 kHz frames of any length (20 ms in practice); windows of 512 samples
+ * (narrowband: the frames decimated to 8 kHz, windows of 256) are cut internally, so a 20 ms
+ * frame completes zero or one window.
+ *
+ * Allocation-light by design (it runs for every call every 20 ms): a push that completes no
+ * window returns a promise already settled to the current probability (the one of the push that
+ * completed the last window, reused), and one that does costs a single new promise; samples are
+ * written straight into the window buffer and the frame (narrowband: the decimator's reused
+ * output) is held, not copied, while its window runs.
+ */
+export class SileroStream {
+  /** The model's rate for this stream. */
+  private readonly rate: SileroRate;
+  /** Context + window, filled in place and never reallocated. @internal */
+  readonly input: Float32Array;
+  /** Recurrent state [2, 1, 128], updated after every window. @internal */
+  readonly state = new Float32Array(STATE_PER_WINDOW);
+  /**
+   * Narrowband only: 16 → 8 kHz, this stream's own, so its filter history carries across frames.
+   * It reads the frame by index, so a frame viewing a shared slab (copySamples) reads correctly.
+   */
+  private readonly decimator: Resampler | undefined;
+  private readonly gate: SilenceGate;
+  /** Samples of the current window collected so far (written at input[context + fill]). */
+  private fill = 0;
+  private busy = false;
+  private lastProbability = 0;
+  private windowCount = 0;
+  /** A promise settled to `lastProbability`: what a push that completes no window returns. */
+  private settled = RESOLVED_ZERO;
+  /** While busy: the frame being consumed, the next sample to take, and the push's promise. */
+  private samples: Int16Array | undefined;
+  private at = 0;
+  private promise: Promise<number> = RESOLVED_ZERO;
+  private resolve: (probability: number) => void = noop;
+  private reject: (error: Error) => void = noop;
+  private readonly capture = (resolve: (probability: number) => void, reject: (error: Error) => void): void => {
+    this.resolve = resolve;
+    this.reject = reject;
+  };
+
+  constructor(
+    private readonly vad: SileroVad,
+    /** Runs the model at 8 kHz (see SileroVad.createStream). */
+    readonly narrowband: boolean,
+  ) {
+    this.rate = narrowband ? NARROWBAND : WIDEBAND;
+    this.input = new Float32Array(this.rate.input);
+    this.decimator = narrowband ? new Resampler(SAMPLE_RATE, NARROWBAND.sampleRate) : undefined;
+    this.gate = new SilenceGate(VAD_GATE_HANGOVER_WINDOWS, vad.silenceGateDbfs);
+  }
+
+  /** Probability of the most recent complete window (0 before the first). */
+  get probability(): number {
+    return this.lastProbability;
+  }
+
+  /** Windows decided so far (run, or called silence by the gate); each covers 32 ms. */
+  get windows(): number {
+    return this.windowCount;
+  }
+
+  /**
+   * Add a frame; resolves to the speech probability of the latest complete window, which is the
+   * previous value when this frame did not complete one. Calls must not overlap: the recurrent
+   * state makes the order of windows matter, so an overlapping call is a caller bug and rejects.
+   */
+  push(frame: AudioFrame): Promise<number> {
+    try {
+      if (frame.sampleRate !== SAMPLE_RATE) {
+        throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
+      }
+      if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
+      // The decimator's output stays valid until this stream's next push: past this one's end.
+      this.samples = this.decimator ? this.decimator.processShared(frame.samples) : frame.samples;
+      this.at = 0;
+      if (!this.nextWindow()) {
+        this.samples = undefined;
+        return this.settled;
+      }
+      this.busy = true;
+      const promise = new Promise<number>(this.capture);
+      this.promise = promise;
+      this.vad.enqueue(this);
+      return promise;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Copy samples of the held frame into the window until it is full (true: it needs a run) or
+   * the frame is used up (false). A window left full by a failed run goes again first.
+   */
+  private consume(): boolean {
+    const samples = this.samples!;
+    const input = this.input;
+    const { window, context } = this.rate;
+    const length = samples.length;
+    let at = this.at;
+    let fill = this.fill;
+    while (at < length) {
+      const take = Math.min(window - fill, length - at);
+      const base = context + fill;
+      for (let i = 0; i < take; i++) input[base + i] = samples[at + i]! / 32768;
+      fill += take;
+      at += take;
+      if (fill === window) break;
+    }
+    this.fill = fill;
+    this.at = at;
+    return fill === window;
+  }
+
+  /**
+   * Fill the window from the held frame, calling silence (probability 0, no run) each full window
+   * the gate closes on; true when a full window needs a run.
+   */
+  private nextWindow(): boolean {
+    const { context, input } = this.rate;
+    while (this.consume()) {
+      if (!this.gate.push(meanSquareFloat(this.input, context, input))) return true;
+      this.lastProbability = 0;
+      this.settled = RESOLVED_ZERO;
+      this.endWindow();
+      this.vad.windowSkipped();
+    }
+    return false;
+  }
+
+  /** The current window is decided (run or gated): its tail becomes the next one's context. */
+  private endWindow(): void {
+    this.input.copyWithin(0, this.rate.window, this.rate.input);
+    this.fill = 0;
+    this.windowCount++;
+  }
+
+  /** The window ran (`state` already holds the next state). @internal used by SileroVad */
+  windowDone(probability: number): void {
+    this.lastProbability = probability;
+    this.endWindow();
+    // A frame longer than the rest of the window may hold further windows.
+    if (this.at < this.samples!.length && this.nextWindow()) {
+      this.vad.enqueue(this);
+      return;
+    }
+    const resolve = this.resolve;
+    this.release();
+    this.settled = this.promise;
+    resolve(this.lastProbability);
+  }
+
+  /**
+   * The window's run failed: the push rejects, the rest of its frame is dropped, and the window
+   * stays full (state untouched) so the next push runs it again. @internal used by SileroVad
+   */
+  windowFailed(error: Error): void {
+    const reject = this.reject;
+    this.release();
+    reject(error);
+  }
+
+  private release(): void {
+    this.samples = undefined;
+    this.busy = false;
+    this.resolve = noop;
+    this.reject = noop;
+  }
+
+  /** Forget everything heard (e.g. reuse after a long hold); the session stays shared. */
+  reset(): void {
+    if (this.busy) throw new Error('SileroStream.reset during a push');
+    this.input.fill(0);
+    this.state.fill(0);
+    this.decimator?.reset();
+    this.gate.reset();
+    this.fill = 0;
+    this.lastProbability = 0;
+    this.windowCount = 0;
+    this.settled = RESOLVED_ZERO;
+  }
+}

@@ -8,7 +8,7 @@
  * - `perf_hooks.monitorEventLoopDelay` (5 ms resolution, a native timer) for event-loop delay;
  * - optionally (`probe`), the engine's own outbound frame-interval error, measured where the
  *   PCMU RTP packets really leave, before the load generator's event loop can blur it: with RTP
- *   I/O in its thread (SWITCHBOARD_RTP_THREAD=1, the default) by that thread's send probe
+ *   I/O in its thread (SWITCHBOARD_RTP_THREAD=1; off by default) by that thread's send probe
  *   (src/media/rtp-io/send-probe.ts, read over its message channel); in-thread, by a wrapper on
  *   `dgram.Socket.prototype.send` (one WeakMap lookup, one `performance.now()` and a histogram
  *   bin per packet). Both apply the same rule;
@@ -33,6 +33,7 @@ import { sharedRtpIoThread } from '../../src/media/rtp-io/thread-io.ts';
 import type { AudioFrame } from '../../src/audio/frame.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
 import { isNarrowbandCodec } from '../../src/media/codecs/codecs.ts';
+import { HELPER_BATCH_INTERVAL_MS } from '../../src/call/wiring/engine-parts.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import { Histogram } from './stats.ts';
 import { installTurnProbe } from './turn-probe.ts';
@@ -131,7 +132,8 @@ for (let i = 0; i < opts.accounts; i++) {
 
 if (opts.vad) {
   const { SileroVad } = await import('../../src/audio/vad/silero.ts');
-  const vad = await SileroVad.load();
+  // Batches paced as the engine's own VAD's (src/call/wiring/engine-parts.ts).
+  const vad = await SileroVad.load({ batchIntervalMs: HELPER_BATCH_INTERVAL_MS });
   vadStats = () => vad.stats;
   // Warm-up so the first calls do not pay onnxruntime's lazy initialisation.
   const silence: AudioFrame = { samples: new Int16Array(320), sampleRate: 16_000 };

@@ -8,7 +8,8 @@
  *   batch is being computed) go as one batch: written into a SharedArrayBuffer slab
  *   (./denoise-slab.ts) and announced with one small postMessage; one message comes back. Under
  *   load more frames land in each turn, so batches grow exactly when it matters — as the VAD's
- *   (./vad/silero.ts).
+ *   (./vad/silero.ts). With `batchIntervalMs` (the engine's 20) batches also start at most that
+ *   often, so frames of several media-clock passes share one hand-over (../util/batch-pacer.ts).
  * - State: each call's denoiser state lives in the worker, keyed by the stream's id, created at
  *   its first frame (in the stream's mode, `createStream({ narrowband })`, which every frame's
  *   header carries) and freed by `close()`. The worker runs the same backend classes as the
@@ -34,6 +35,7 @@ import type { SpectralDenoiserOptions } from './denoise-spectral.ts';
 import type { AsyncDenoiserStream, DenoiserBackendName, DenoiserStreamOptions, EngineDenoiser } from './denoise.ts';
 import type { FromWorker, ToWorker } from './denoise-worker-thread.ts';
 import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
+import { BatchPacer } from '../util/batch-pacer.ts';
 
 const WORKER_URL = new URL('./denoise-worker-entry.mjs', import.meta.url);
 /** Both backends take frames in whole 10 ms steps at 16 kHz, in either mode. */
@@ -47,6 +49,11 @@ export interface WorkerDenoiserOptions {
   spectral?: SpectralDenoiserOptions;
   /** Most frames in one message; the rest go in the next. Default 512. */
   maxBatch?: number;
+  /**
+   * Least time between two batch starts, ms (../util/batch-pacer.ts): frames pushed in between
+   * wait and join the next batch. 0 (the default) sends a batch on the next turn; the engine uses 20.
+   */
+  batchIntervalMs?: number;
 }
 
 interface Pending {
@@ -91,7 +98,7 @@ export class WorkerDenoiser implements EngineDenoiser {
   private slabIsNew = true;
   private pending: Pending[] = [];
   private closes: number[] = [];
-  private flushScheduled = false;
+  private readonly pacer: BatchPacer;
   private flushing = false;
   private closed = false;
   private nextStreamId = 1;
@@ -104,6 +111,7 @@ export class WorkerDenoiser implements EngineDenoiser {
     private readonly o: WorkerDenoiserOptions,
   ) {
     this.maxBatch = Math.max(1, Math.floor(o.maxBatch ?? 512));
+    this.pacer = new BatchPacer(o.batchIntervalMs ?? 0, () => void this.flush());
   }
 
   /** Starts the worker and waits until its backend is loaded; rejects when it cannot be. */
@@ -188,23 +196,20 @@ export class WorkerDenoiser implements EngineDenoiser {
   }
 
   private schedule(): void {
-    if (this.flushScheduled || this.flushing) return;
-    this.flushScheduled = true;
-    setImmediate(() => void this.flush());
+    // A batch in flight asks for the next one when it is done.
+    if (!this.flushing) this.pacer.request();
   }
 
   /** One batch at a time; what arrives meanwhile joins the next. */
   private async flush(): Promise<void> {
-    this.flushScheduled = false;
+    if (this.flushing || this.closed || (this.pending.length === 0 && this.closes.length === 0)) return;
     this.flushing = true;
     try {
-      while (!this.closed && (this.pending.length > 0 || this.closes.length > 0)) {
-        const batch = this.pending.splice(0, this.maxBatch);
-        await this.runBatch(batch);
-      }
+      await this.runBatch(this.pending.splice(0, this.maxBatch));
     } finally {
       this.flushing = false;
     }
+    if (!this.closed && (this.pending.length > 0 || this.closes.length > 0)) this.pacer.request();
   }
 
   private async runBatch(batch: Pending[]): Promise<void> {

@@ -105,10 +105,10 @@ export interface EngineDenoiser {
 
 /** The engine's denoiser: the default backend in its worker thread unless told otherwise. */
 export async function loadEngineDenoiser(
-  o: { backend?: DenoiserBackendName; thread?: DenoiserThread } = {},
+  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number } = {},
 ): Promise<EngineDenoiser> {
   const name = o.backend ?? DEFAULT_DENOISER_BACKEND;
-  if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') return WorkerDenoiser.load({ backend: name });
+  if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') return WorkerDenoiser.load({ backend: name, batchIntervalMs: o.batchIntervalMs ?? 0 });
   const backend = await loadDenoiser(name);
   return {
     name: backend.name,

@@ -20,7 +20,9 @@
  * Cross-call batching: windows from all calls that complete in the same event-loop turn, or
  * while the previous batch is still being computed, run as one batch [B, 576]: one native call
  * instead of B, about 3× less CPU per window at 150 calls (bench/vad.ts) and no added latency.
- * Under load more windows land in each turn, so batches grow exactly when it matters. `sr` is
+ * Under load more windows land in each turn, so batches grow exactly when it matters. With
+ * `batchIntervalMs` (the engine's 20) batches also start at most that often, so windows of
+ * several media-clock passes share one hand-over to the worker (../../util/batch-pacer.ts). `sr` is
  * one scalar per run, so a batch with both kinds of stream is two runs, wideband then narrowband,
  * handed to the backend together (BatchBuffers in silero-backend.ts).
  *
@@ -36,6 +38,7 @@
  * time, so most windows of a quiet line never reach the model.
  */
 import { fileURLToPath } from 'node:url';
+import { BatchPacer } from '../../util/batch-pacer.ts';
 import { SILENCE_GATE_DBFS } from '../silence-gate.ts';
 import {
   NARROWBAND,
@@ -83,6 +86,12 @@ export interface SileroVadOptions {
    * every window.
    */
   silenceGateDbfs?: number;
+  /**
+   * Least time between two batch starts, ms (../../util/batch-pacer.ts): windows that complete in
+   * between wait and join the next batch. 0 (the default) runs a batch on the next turn; the
+   * engine uses 20, where calls are many and each batch's fixed cost counts.
+   */
+  batchIntervalMs?: number;
 }
 
 
@@ -97,21 +106,21 @@ export class SileroVad {
   private readonly batch: (SileroStream | undefined)[] = [];
   /** How many of `batch` are wideband (set by take). */
   private batchWide = 0;
-  private flushScheduled = false;
+  private readonly pacer: BatchPacer;
   private flushing = false;
   private batches = 0;
   private runs = 0;
   private batchedWindows = 0;
   private skippedWindows = 0;
-  private readonly flushSoon = (): void => void this.flush();
-
   private constructor(
     readonly backend: InferenceBackend,
     maxBatch: number,
     /** See SileroVadOptions.silenceGateDbfs. */
     readonly silenceGateDbfs: number,
+    batchIntervalMs: number,
   ) {
     this.maxBatch = Math.max(1, Math.floor(maxBatch));
+    this.pacer = new BatchPacer(batchIntervalMs, () => void this.flush());
   }
 
   static async load(options: SileroVadOptions = {}): Promise<SileroVad> {
@@ -123,7 +132,7 @@ export class SileroVad {
         throw new Error(`VAD model has no input '${name}' (inputs: ${backend.inputNames.join(', ')}): not Silero v5?`);
       }
     }
-    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS);
+    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS, options.batchIntervalMs ?? 0);
   }
 
   /**
@@ -167,10 +176,8 @@ export class SileroVad {
       return;
     }
     this.pending[this.pendingCount++] = stream;
-    if (!this.flushScheduled && !this.flushing) {
-      this.flushScheduled = true;
-      setImmediate(this.flushSoon);
-    }
+    // A batch in flight asks for the next one when it is done.
+    if (!this.flushing) this.pacer.request();
   }
 
   /** A stream's window was gated: counted, never run. @internal used by SileroStream */
@@ -180,26 +187,23 @@ export class SileroVad {
 
   /** One batch at a time: windows that arrive while a batch runs join the next one. */
   private async flush(): Promise<void> {
-    this.flushScheduled = false;
+    if (this.flushing || this.pendingCount === 0) return;
     this.flushing = true;
     const batch = this.batch;
+    const B = this.take();
+    const wide = this.batchWide;
     try {
-      while (this.pendingCount > 0) {
-        const B = this.take();
-        const wide = this.batchWide;
-        try {
-          this.fillBuffers(wide, B - wide);
-          await this.backend.run(wide, B - wide);
-          this.deliver(wide, B - wide);
-        } catch (e) {
-          const err = e instanceof Error ? e : new Error(String(e));
-          for (let b = 0; b < B; b++) batch[b]!.windowFailed(err);
-        }
-        batch.fill(undefined, 0, B);
-      }
+      this.fillBuffers(wide, B - wide);
+      await this.backend.run(wide, B - wide);
+      this.deliver(wide, B - wide);
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      for (let b = 0; b < B; b++) batch[b]!.windowFailed(err);
     } finally {
+      batch.fill(undefined, 0, B);
       this.flushing = false;
     }
+    if (this.pendingCount > 0) this.pacer.request();
   }
 
   /**

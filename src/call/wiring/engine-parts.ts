@@ -36,17 +36,28 @@ export interface EngineParts {
   close(): Promise<void>;
 }
 
+/**
+ * Least time between two batches handed to the VAD's and the denoiser's worker threads, ms
+ * (src/util/batch-pacer.ts): one batch per frame period, so with many calls the frames of the
+ * media clock's four passes share one hand-over instead of one each, which cuts the batches'
+ * fixed cost on both threads by about three quarters (bench/RESULTS.md, session 6: 0.70 → 0.61 %
+ * of a core per pipeline call at 100 calls). The price is at most this much, per stage, on when
+ * a frame's denoised audio and speech probability are known: a few tens of ms on an endpointing
+ * decision that waits hundreds for silence; nothing the caller hears.
+ */
+export const HELPER_BATCH_INTERVAL_MS = 20;
+
 export async function loadEngineParts(input: EnginePartsInput): Promise<EngineParts> {
   const log = input.logger.child({ part: 'engine' });
   // The spectral suppressor by default: RNNoise costs 8-9x the CPU (bench/RESULTS.md), and in its
   // own worker thread, off the thread that paces every call's RTP; started first, so the worker
   // boots (~0.3 s) while the VAD and Flite load. A failure costs noise cancellation, not calls:
   // the cascade runs without a denoiser when none is given.
-  const denoiserLoad = loadEngineDenoiser().catch((err: unknown) => {
+  const denoiserLoad = loadEngineDenoiser({ batchIntervalMs: HELPER_BATCH_INTERVAL_MS }).catch((err: unknown) => {
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
   });
-  const vad = await SileroVad.load();
+  const vad = await SileroVad.load({ batchIntervalMs: HELPER_BATCH_INTERVAL_MS });
   const flite = await FliteTts.load();
   // Compiling the 21 MB wasm takes about a second in its worker: start now so the first call's
   // apology or flite voice is not the one that waits, but never hold start-up for it.

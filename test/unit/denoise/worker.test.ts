@@ -90,6 +90,32 @@ describe('WorkerDenoiser (spectral)', () => {
     }
   });
 
+  it('with batchIntervalMs, frames pushed between two batch starts wait and share the next batch', async () => {
+    const paced = await WorkerDenoiser.load({ batchIntervalMs: 150 });
+    try {
+      const input = frames('utt-opening-hours-street', 1);
+      const ref = new SpectralDenoiser().createStream();
+      const want = input.slice(0, 3).map((f) => ref.process(f).samples);
+      const s = paced.createStream();
+      const t0 = performance.now();
+      // Three media-clock passes 20 ms apart, one frame each.
+      const got: Array<Promise<AudioFrame>> = [];
+      const doneAt: number[] = [];
+      for (let pass = 0; pass < 3; pass++) {
+        if (pass > 0) await new Promise((r) => setTimeout(r, 20));
+        got.push(s.process(input[pass]!).then((f) => (doneAt.push(performance.now() - t0), f)));
+      }
+      const out = await Promise.all(got);
+      // The first frame went at once; the next two, within the interval, went together after it.
+      expect(paced.stats.batches).toBe(2);
+      expect(paced.stats.frames).toBe(3);
+      expect(doneAt[1]).toBeGreaterThanOrEqual(140);
+      expect(same(concatPcm(out.map((f) => f.samples)), concatPcm(want))).toBe(true);
+    } finally {
+      await paced.close();
+    }
+  });
+
   it('returns new frames of the same length, refuses other shapes and a closed stream', async () => {
     const s = worker.createStream();
     const input = { samples: new Int16Array(320).fill(100), sampleRate: 16000 };

@@ -159,6 +159,30 @@ describe('per-call state', () => {
     }
   });
 
+  it('with batchIntervalMs, windows completed between two batch starts wait and share the next batch', async () => {
+    const paced = await SileroVad.load({ batchIntervalMs: 150, silenceGateDbfs: -Infinity });
+    try {
+      const window = { samples: new Int16Array(SILERO_WINDOW_SAMPLES).fill(1000), sampleRate: 16_000 };
+      const t0 = performance.now();
+      // Three media-clock passes 20 ms apart, each completing one window on four calls of its own.
+      const settled: Array<Promise<number>> = [];
+      const resolvedAt: number[] = [];
+      for (let pass = 0; pass < 3; pass++) {
+        if (pass > 0) await new Promise((r) => setTimeout(r, 20));
+        for (let call = 0; call < 4; call++) {
+          settled.push(paced.createStream().push(window).then((p) => (resolvedAt.push(performance.now() - t0), p)));
+        }
+      }
+      await Promise.all(settled);
+      // The first pass ran at once; the next two, pushed within the interval, ran together after it.
+      expect(paced.stats.batches).toBe(2);
+      expect(paced.stats.windows).toBe(12);
+      expect(Math.min(...resolvedAt.slice(4))).toBeGreaterThanOrEqual(140);
+    } finally {
+      await paced.close();
+    }
+  });
+
   it('reset() makes a used stream behave like a new one', async () => {
     const pcm = loadFixture('utt-yes');
     const fresh = (await runVad(vad.createStream(), pcm)).probabilities;

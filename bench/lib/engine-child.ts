@@ -33,7 +33,6 @@ import { sharedRtpIoThread } from '../../src/media/rtp-io/thread-io.ts';
 import type { AudioFrame } from '../../src/audio/frame.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
 import { isNarrowbandCodec } from '../../src/media/codecs/codecs.ts';
-import { HELPER_BATCH_INTERVAL_MS } from '../../src/call/wiring/engine-parts.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import { Histogram } from './stats.ts';
 import { installTurnProbe } from './turn-probe.ts';
@@ -132,8 +131,7 @@ for (let i = 0; i < opts.accounts; i++) {
 
 if (opts.vad) {
   const { SileroVad } = await import('../../src/audio/vad/silero.ts');
-  // Batches paced as the engine's own VAD's (src/call/wiring/engine-parts.ts).
-  const vad = await SileroVad.load({ batchIntervalMs: HELPER_BATCH_INTERVAL_MS });
+  const vad = await SileroVad.load();
   vadStats = () => vad.stats;
   // Warm-up so the first calls do not pay onnxruntime's lazy initialisation.
   const silence: AudioFrame = { samples: new Int16Array(320), sampleRate: 16_000 };

@@ -36,11 +36,17 @@ import type { AsyncDenoiserStream, DenoiserBackendName, DenoiserStreamOptions, E
 import type { FromWorker, ToWorker } from './denoise-worker-thread.ts';
 import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
 import { BatchPacer } from '../util/batch-pacer.ts';
+import { TurnSlicer } from '../util/turn-slicer.ts';
 
 const WORKER_URL = new URL('./denoise-worker-entry.mjs', import.meta.url);
 /** Both backends take frames in whole 10 ms steps at 16 kHz, in either mode. */
 const QUANTUM = 160;
 const RESTART_BACKOFF_MS = 1_000;
+/**
+ * Frames handed back to their calls per event-loop turn: a batch of a hundred calls' frames
+ * settles in slices, so a media-clock pass falling due meanwhile is not held behind all of them.
+ */
+const SETTLE_PER_TURN = 16;
 
 export interface WorkerDenoiserOptions {
   /** The backend the worker runs; default `spectral`. */
@@ -59,6 +65,8 @@ export interface WorkerDenoiserOptions {
 interface Pending {
   stream: WorkerDenoiseStream;
   frame: AudioFrame;
+  /** The denoised samples, once the batch is back; none: the frame falls back to pass-through. */
+  out?: Int16Array;
   resolve: (frame: AudioFrame) => void;
   reject: (error: Error) => void;
 }
@@ -99,6 +107,8 @@ export class WorkerDenoiser implements EngineDenoiser {
   private pending: Pending[] = [];
   private closes: number[] = [];
   private readonly pacer: BatchPacer;
+  /** Hands calls their denoised frames, SETTLE_PER_TURN per event-loop turn. */
+  private readonly settler = new TurnSlicer<Pending>((p) => (p.out ? p.stream.settle(p, p.out) : p.stream.passThrough(p)), SETTLE_PER_TURN);
   private flushing = false;
   private closed = false;
   private nextStreamId = 1;
@@ -270,11 +280,13 @@ export class WorkerDenoiser implements EngineDenoiser {
       const p = batch[i]!;
       const n = p.frame.samples.length;
       if (header[i * HEADER_INTS + 2] === STATUS_OK) {
-        // The frame contract: the output owns its samples (the slab is reused by the next batch).
-        p.stream.settle(p, samples.slice(at, at + n));
+        // The frame contract: the output owns its samples (the slab is reused by the next batch),
+        // copied now; the call hears of it a slice at a time (../util/turn-slicer.ts).
+        p.out = samples.slice(at, at + n);
+        this.settler.add(p);
       } else {
         this.counters.fallbacks++;
-        p.stream.passThrough(p);
+        this.settler.add(p);
       }
       at += n;
     }
@@ -282,7 +294,7 @@ export class WorkerDenoiser implements EngineDenoiser {
 
   private fallback(batch: Pending[]): void {
     this.counters.fallbacks += batch.length;
-    for (const p of batch) p.stream.passThrough(p);
+    for (const p of batch) this.settler.add(p);
   }
 
   private post(m: ToWorker): void {

@@ -1,5 +1,5 @@
 /**
- * When a helper thread's next batch starts (Silero VAD, the denoiser). Every batch handed to a
+ * When a helper thread's next batch starts (the denoiser's in the engine; Silero VAD's on request). Every batch handed to a
  * worker has a fixed cost on both threads (the wake-up, the hand-over, a native run of the model
  * whatever its size), about as much as the work of a dozen calls' frames in it. The media clock
  * runs a pass every 5 ms (media-clock.ts), and each pass's frames used to go as a batch of their

@@ -47,6 +47,8 @@ export class SileroStream {
   private windowCount = 0;
   /** A promise settled to `lastProbability`: what a push that completes no window returns. */
   private settled = RESOLVED_ZERO;
+  /** The probability of the window just run, until windowDone takes it. @internal used by SileroVad */
+  delivered = 0;
   /** While busy: the frame being consumed, the next sample to take, and the push's promise. */
   private samples: Int16Array | undefined;
   private at = 0;
@@ -90,8 +92,7 @@ export class SileroStream {
         throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
       }
       if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
-      // The decimator's output stays valid until this stream's next push: past this one's end.
-      this.samples = this.decimator ? this.decimator.processShared(frame.samples) : frame.samples;
+      this.samples = this.decimator ? this.narrowSamples(frame) : frame.samples;
       this.at = 0;
       if (!this.nextWindow()) {
         this.samples = undefined;
@@ -105,6 +106,18 @@ export class SileroStream {
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  /**
+   * A narrowband stream's 8 kHz samples of `frame`: the ones it carries (a G.711 call's own
+   * decoded packet, AudioFrame.narrowband), else `samples` decimated. The decimator's output
+   * stays valid until this stream's next push: past this one's end. (A stream whose frames switch
+   * between the two, as after a re-INVITE, sees a transient of about 2 ms, the decimator's delay.)
+   */
+  private narrowSamples(frame: AudioFrame): Int16Array {
+    const carried = frame.narrowband;
+    if (carried && carried.length * 2 === frame.samples.length) return carried;
+    return this.decimator!.processShared(frame.samples);
   }
 
   /**

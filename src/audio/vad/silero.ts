@@ -21,8 +21,9 @@
  * while the previous batch is still being computed, run as one batch [B, 576]: one native call
  * instead of B, about 3× less CPU per window at 150 calls (bench/vad.ts) and no added latency.
  * Under load more windows land in each turn, so batches grow exactly when it matters. With
- * `batchIntervalMs` (the engine's 20) batches also start at most that often, so windows of
- * several media-clock passes share one hand-over to the worker (../../util/batch-pacer.ts). `sr` is
+ * `batchIntervalMs` batches also start at most that often, so windows of several media-clock
+ * passes share one hand-over to the worker (../../util/batch-pacer.ts); the engine does not
+ * (src/call/wiring/engine-parts.ts says why). `sr` is
  * one scalar per run, so a batch with both kinds of stream is two runs, wideband then narrowband,
  * handed to the backend together (BatchBuffers in silero-backend.ts).
  *
@@ -39,6 +40,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { BatchPacer } from '../../util/batch-pacer.ts';
+import { TurnSlicer } from '../../util/turn-slicer.ts';
 import { SILENCE_GATE_DBFS } from '../silence-gate.ts';
 import {
   NARROWBAND,
@@ -88,12 +90,17 @@ export interface SileroVadOptions {
   silenceGateDbfs?: number;
   /**
    * Least time between two batch starts, ms (../../util/batch-pacer.ts): windows that complete in
-   * between wait and join the next batch. 0 (the default) runs a batch on the next turn; the
-   * engine uses 20, where calls are many and each batch's fixed cost counts.
+   * between wait and join the next batch. 0 (the default) runs a batch on the next turn.
    */
   batchIntervalMs?: number;
 }
 
+
+/**
+ * Streams told of their window's result per event-loop turn: a batch of a hundred calls' windows
+ * settles in slices, so a media-clock pass falling due meanwhile is not held behind all of them.
+ */
+const SETTLE_PER_TURN = 16;
 
 /** The shared model. Create once at start-up with `SileroVad.load()`; open a stream per call. */
 export class SileroVad {
@@ -107,6 +114,8 @@ export class SileroVad {
   /** How many of `batch` are wideband (set by take). */
   private batchWide = 0;
   private readonly pacer: BatchPacer;
+  /** Hands streams their window's result, SETTLE_PER_TURN per event-loop turn. */
+  private readonly settler = new TurnSlicer<SileroStream>((stream) => stream.windowDone(stream.delivered), SETTLE_PER_TURN);
   private flushing = false;
   private batches = 0;
   private runs = 0;
@@ -256,8 +265,9 @@ export class SileroVad {
 
   /**
    * Hand each stream its next state and probability. They live in the backend's buffers only
-   * until the next batch, so this runs at once; a stream whose frame holds another full window
-   * queues it (for the next batch) from windowDone.
+   * until the next batch, so they are copied out at once; the streams hear of it (windowDone,
+   * which settles the call's push) a slice at a time (../../util/turn-slicer.ts). A stream whose
+   * frame holds another full window queues it (for the next batch) from windowDone.
    */
   private deliver(wide: number, narrow: number): void {
     const buffers = this.backend.buffers(wide + narrow);
@@ -278,7 +288,8 @@ export class SileroVad {
         s[u] = nextState[lo + u]!;
         s[STATE_UNITS + u] = nextState[hi + u]!;
       }
-      stream.windowDone(probability[first + b]!);
+      stream.delivered = probability[first + b]!;
+      this.settler.add(stream);
     }
   }
 }

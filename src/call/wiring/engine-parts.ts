@@ -37,15 +37,16 @@ export interface EngineParts {
 }
 
 /**
- * Least time between two batches handed to the VAD's and the denoiser's worker threads, ms
+ * Least time between two batches handed to the denoiser's worker thread, ms
  * (src/util/batch-pacer.ts): one batch per frame period, so with many calls the frames of the
- * media clock's four passes share one hand-over instead of one each, which cuts the batches'
- * fixed cost on both threads by about three quarters (bench/RESULTS.md, session 6: 0.70 → 0.61 %
- * of a core per pipeline call at 100 calls). The price is at most this much, per stage, on when
- * a frame's denoised audio and speech probability are known: a few tens of ms on an endpointing
- * decision that waits hundreds for silence; nothing the caller hears.
+ * media clock's four passes share one hand-over instead of one each, about a quarter of the
+ * batches' fixed cost on both threads (bench/RESULTS.md, session 6). The price is at most this
+ * much on when a frame's denoised audio reaches STT and the VAD: a few tens of ms on an
+ * endpointing decision that waits hundreds for silence; nothing the caller hears. The VAD's own
+ * batches are not paced: pacing them too saved little more and made the 150-call send-interval
+ * tail worse (its results come back as one burst of every call's turn-taking work).
  */
-export const HELPER_BATCH_INTERVAL_MS = 20;
+export const DENOISER_BATCH_INTERVAL_MS = 20;
 
 export async function loadEngineParts(input: EnginePartsInput): Promise<EngineParts> {
   const log = input.logger.child({ part: 'engine' });
@@ -53,11 +54,11 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   // own worker thread, off the thread that paces every call's RTP; started first, so the worker
   // boots (~0.3 s) while the VAD and Flite load. A failure costs noise cancellation, not calls:
   // the cascade runs without a denoiser when none is given.
-  const denoiserLoad = loadEngineDenoiser({ batchIntervalMs: HELPER_BATCH_INTERVAL_MS }).catch((err: unknown) => {
+  const denoiserLoad = loadEngineDenoiser({ batchIntervalMs: DENOISER_BATCH_INTERVAL_MS }).catch((err: unknown) => {
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
   });
-  const vad = await SileroVad.load({ batchIntervalMs: HELPER_BATCH_INTERVAL_MS });
+  const vad = await SileroVad.load();
   const flite = await FliteTts.load();
   // Compiling the 21 MB wasm takes about a second in its worker: start now so the first call's
   // apology or flite voice is not the one that waits, but never hold start-up for it.

@@ -55,9 +55,7 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
     this.previous = frame;
     if (this.gate.push(meanSquareInt16(frame.samples))) {
       this.skippedFrames++;
-      const samples = zeroSamples(frame.samples.length);
-      // Silence is silence at 8 kHz too: the narrowband VAD need not decimate it.
-      return frame.narrowband ? { samples, sampleRate: frame.sampleRate, narrowband: zeroSamples(frame.narrowband.length) } : { samples, sampleRate: frame.sampleRate };
+      return { samples: zeroSamples(frame.samples.length), sampleRate: frame.sampleRate };
     }
     // Once per utterance, not per frame: the primed output is dropped, a failure with it.
     if (wasClosed && previous) void Promise.resolve(this.inner.process(previous)).catch(ignore);

@@ -10,13 +10,6 @@ export interface AudioFrame {
   /** Owned by the frame: producers never reuse or mutate it after handing it on. */
   readonly samples: Int16Array;
   readonly sampleRate: number;
-  /**
-   * The same 20 ms at 8 kHz, where the producer has it for free: a G.711 call's decoded packet
-   * (which `samples` is upsampled from), or silence. Consumers that work in the telephone band
-   * (the narrowband Silero stream) read it instead of decimating `samples` back down. Optional:
-   * a frame made or changed anywhere else (mixed, denoised, synthesized) has none.
-   */
-  readonly narrowband?: Int16Array;
 }
 
 /** Slab size for frame samples; arrays above an eighth of it get their own buffer. */
@@ -61,11 +54,6 @@ export function samplesPerFrame(sampleRate: number, frameMs = FRAME_MS): number 
 
 export function silenceFrame(sampleRate = SAMPLE_RATE, frameMs = FRAME_MS): AudioFrame {
   return { samples: zeroSamples(samplesPerFrame(sampleRate, frameMs)), sampleRate };
-}
-
-/** `frame` with its 8 kHz companion (AudioFrame.narrowband). */
-export function withNarrowband(frame: AudioFrame, narrowband: Int16Array): AudioFrame {
-  return { samples: frame.samples, sampleRate: frame.sampleRate, narrowband };
 }
 
 /** Root mean square, normalised to full scale (0..1). */

@@ -58,9 +58,7 @@ export class InboundMulaw {
     if (this.count === 1) mulaw = this.parts[0]!;
     else if (this.count === 0) mulaw = silent ? SILENCE : NOTHING;
     else mulaw = Buffer.concat(this.parts.slice(0, this.count));
-    const out: PassThroughFrame = frame.narrowband
-      ? { samples: frame.samples, sampleRate: frame.sampleRate, narrowband: frame.narrowband, mulaw }
-      : { samples: frame.samples, sampleRate: frame.sampleRate, mulaw };
+    const out: PassThroughFrame = { samples: frame.samples, sampleRate: frame.sampleRate, mulaw };
     return out;
   }
 }

@@ -10,7 +10,7 @@
  * a dead leg): the consumer's VAD, recorder and turn-taking clocks run on frame counts, and
  * audio that stops arriving must read as silence, not as time standing still.
  */
-import { FRAME_MS, silenceFrame, withNarrowband, zeroSamples, type AudioFrame } from '../audio/frame.ts';
+import { FRAME_MS, silenceFrame, type AudioFrame } from '../audio/frame.ts';
 import { InboundTranscoder } from './codecs/transcode.ts';
 import type { Codec } from './codecs/codec.ts';
 import { DtmfReceiver, type DtmfEvent } from './dtmf.ts';
@@ -194,10 +194,7 @@ export class InboundPath {
     if (frame) this.queue.push(raw ? raw.attach(frame, false) : frame);
     else {
       this.counters.silenceFrames++;
-      // Nothing to play: silence, at 8 kHz too on a G.711 call (AudioFrame.narrowband).
-      let silence = silenceFrame();
-      if (this.media.codec.sampleRate === 8000) silence = withNarrowband(silence, zeroSamples(silence.samples.length / 2));
-      this.queue.push(raw ? raw.attach(silence, true) : silence);
+      this.queue.push(raw ? raw.attach(silenceFrame(), true) : silenceFrame());
     }
   }
 

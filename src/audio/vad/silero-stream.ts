@@ -8,6 +8,8 @@ import { Resampler } from '../resample.ts';
 import { meanSquareFloat, SilenceGate } from '../silence-gate.ts';
 import { NARROWBAND, STATE_PER_WINDOW, WIDEBAND, type SileroRate } from './silero-backend.ts';
 import type { SileroVad } from './silero.ts';
+import { ulaw } from '../../media/codecs/g711.ts';
+import { mulawOf } from '../../media/media-types.ts';
 
 /** Quiet windows (32 ms each) still run after the last loud one before the gate skips any. */
 export const VAD_GATE_HANGOVER_WINDOWS = 8;
@@ -40,6 +42,8 @@ export class SileroStream {
    */
   private readonly decimator: Resampler | undefined;
   private readonly gate: SilenceGate;
+  /** Narrowband only: a PCMU frame's μ-law bytes, expanded (see narrowSamples). */
+  private expanded = new Int16Array(0);
   /** Samples of the current window collected so far (written at input[context + fill]). */
   private fill = 0;
   private busy = false;
@@ -109,14 +113,18 @@ export class SileroStream {
   }
 
   /**
-   * A narrowband stream's 8 kHz samples of `frame`: the ones it carries (a G.711 call's own
-   * decoded packet, AudioFrame.narrowband), else `samples` decimated. The decimator's output
-   * stays valid until this stream's next push: past this one's end. (A stream whose frames switch
-   * between the two, as after a re-INVITE, sees a transient of about 2 ms, the decimator's delay.)
+   * A narrowband stream's 8 kHz samples of `frame`: on a PCMU call, the frame's own μ-law bytes
+   * (PassThroughFrame: the packet it was decoded from) expanded into a buffer of this stream's,
+   * a table lookup a sample; else `samples` decimated. Either buffer stays valid until this
+   * stream's next push: past this one's end. (A stream whose frames switch between the two, as
+   * after a re-INVITE to PCMA, sees a transient of about 2 ms, the resamplers' delay.)
    */
   private narrowSamples(frame: AudioFrame): Int16Array {
-    const carried = frame.narrowband;
-    if (carried && carried.length * 2 === frame.samples.length) return carried;
+    const mulaw = mulawOf(frame);
+    if (mulaw && mulaw.length * 2 === frame.samples.length) {
+      if (this.expanded.length !== mulaw.length) this.expanded = new Int16Array(mulaw.length);
+      return ulaw.decodeInto(mulaw, this.expanded);
+    }
     return this.decimator!.processShared(frame.samples);
   }
 

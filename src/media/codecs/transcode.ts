@@ -7,9 +7,6 @@ import { copySamples, FRAME_MS, FrameChunker, SAMPLE_RATE, type AudioFrame } fro
 import { Resampler } from '../../audio/resample.ts';
 import { pcmSamples, rtpTicks, type Codec, type CodecDecoder, type CodecEncoder } from './codec.ts';
 
-/** The telephone band's rate (G.711): frames decoded from it carry their 8 kHz samples too. */
-const NARROWBAND_RATE = 8000;
-
 /** RTP payloads → AudioFrames. */
 export class InboundTranscoder {
   private readonly decoder: CodecDecoder;
@@ -39,11 +36,8 @@ export class InboundTranscoder {
     const out = this.resampler.processShared(pcm);
     if (this.chunker.pending === 0 && out.length === this.chunker.frameSamples) {
       // The usual packet (20 ms, nothing held back): exactly the frame the chunker would make,
-      // without the view of `out` it cuts for it. A G.711 packet's own 8 kHz samples go with it
-      // (AudioFrame.narrowband), for consumers that would otherwise decimate the frame again.
-      const samples = copySamples(out);
-      const sampleRate = this.chunker.sampleRate;
-      frames.push(this.codec.sampleRate === NARROWBAND_RATE ? { samples, sampleRate, narrowband: copySamples(pcm) } : { samples, sampleRate });
+      // without the view of `out` it cuts for it.
+      frames.push({ samples: copySamples(out), sampleRate: this.chunker.sampleRate });
       return 1;
     }
     return this.chunker.pushInto(out, frames);

@@ -153,25 +153,6 @@ describe('μ-law pass-through, inbound', () => {
     expect(frames.every((f) => mulawOf(f)!.length === 160)).toBe(true);
   });
 
-  it("each G.711 frame also carries its packet's 8 kHz samples (AudioFrame.narrowband); silent slots carry silence", async () => {
-    const sent = [1, 2, 3].map((n) => payload(n));
-    for (const over of [{}, { codec: pcma, payloadType: 8, receiveCodecs: new Map([[8, pcma]]) }]) {
-      const pt = (over as { payloadType?: number }).payloadType ?? 0;
-      const law = pt === 8 ? alaw : ulaw;
-      const frames = await run(over, sent.map((b, i) => packet(i + 1, b, pt)), 8);
-      const audible = frames.filter((f) => f.samples.some((x) => x !== 0));
-      expect(audible.length).toBeGreaterThanOrEqual(3);
-      // The first three decoded frames: exactly the packets' own samples, half as many as the frame's.
-      for (let i = 0; i < 3; i++) expect(Array.from(audible[i]!.narrowband!)).toEqual(Array.from(law.decode(sent[i]!)));
-      // Slots with nothing to play (before the jitter buffer starts) carry 160 zeros; concealment
-      // frames (after the last packet) carry none: they are made at 16 kHz.
-      const silent = frames.filter((f) => f.samples.every((x) => x === 0));
-      expect(silent.length).toBeGreaterThan(0);
-      for (const f of silent) expect(f.narrowband === undefined || (f.narrowband.length === 160 && f.narrowband.every((x) => x === 0))).toBe(true);
-      expect(silent.some((f) => f.narrowband?.length === 160)).toBe(true);
-    }
-  });
-
   it('a lost packet is its concealment, 160 bytes, and nothing on a PCMA call', async () => {
     const sent = [1, 2, 3, 4, 5, 6].map((n) => payload(n));
     const arrivals = [1, 2, undefined, 4, 5, 6].map((seq) => (seq === undefined ? undefined : packet(seq, sent[seq - 1]!)));

@@ -41,8 +41,8 @@ export interface EngineParts {
  * (src/util/batch-pacer.ts): one batch per frame period, so with many calls the frames of the
  * media clock's four passes share one hand-over instead of one each, about a quarter of the
  * batches' fixed cost on both threads (bench/RESULTS.md, session 6). The price is at most this
- * much on when a frame's denoised audio reaches STT and the VAD: a few tens of ms on an
- * endpointing decision that waits hundreds for silence; nothing the caller hears. The VAD's own
+ * much on when a frame's denoised audio reaches STT and the VAD, so on an endpointing decision
+ * that waits 200–1200 ms of silence anyway; nothing the caller hears. The VAD's own
  * batches are not paced: pacing them too saved little more and made the 150-call send-interval
  * tail worse (its results come back as one burst of every call's turn-taking work).
  */

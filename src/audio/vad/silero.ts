@@ -133,6 +133,9 @@ export class SileroVad {
   }
 
   static async load(options: SileroVadOptions = {}): Promise<SileroVad> {
+    // Checked before the model and its thread exist, so a bad option leaves nothing behind.
+    const batchIntervalMs = options.batchIntervalMs ?? 0;
+    if (!(batchIntervalMs >= 0)) throw new RangeError(`batchIntervalMs must be at least 0, got ${batchIntervalMs}`);
     const o = { modelPath: options.modelPath ?? DEFAULT_SILERO_MODEL_PATH, intraOpNumThreads: options.intraOpNumThreads ?? 1 };
     const backend = options.thread === 'inline' ? await InlineBackend.load(o) : await WorkerBackend.load(o);
     for (const name of ['input', 'state', 'sr']) {
@@ -141,7 +144,7 @@ export class SileroVad {
         throw new Error(`VAD model has no input '${name}' (inputs: ${backend.inputNames.join(', ')}): not Silero v5?`);
       }
     }
-    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS, options.batchIntervalMs ?? 0);
+    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS, batchIntervalMs);
   }
 
   /**

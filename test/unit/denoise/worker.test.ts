@@ -116,6 +116,10 @@ describe('WorkerDenoiser (spectral)', () => {
     }
   });
 
+  it('refuses a negative batchIntervalMs before starting a worker', async () => {
+    await expect(WorkerDenoiser.load({ batchIntervalMs: -5 })).rejects.toThrow(RangeError);
+  });
+
   it('returns new frames of the same length, refuses other shapes and a closed stream', async () => {
     const s = worker.createStream();
     const input = { samples: new Int16Array(320).fill(100), sampleRate: 16000 };

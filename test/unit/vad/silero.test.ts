@@ -183,6 +183,11 @@ describe('per-call state', () => {
     }
   });
 
+  it('refuses a negative or missing batchIntervalMs before loading anything', async () => {
+    await expect(SileroVad.load({ batchIntervalMs: -1 })).rejects.toThrow(RangeError);
+    await expect(SileroVad.load({ batchIntervalMs: Number.NaN })).rejects.toThrow(/batchIntervalMs/);
+  });
+
   it('reset() makes a used stream behave like a new one', async () => {
     const pcm = loadFixture('utt-yes');
     const fresh = (await runVad(vad.createStream(), pcm)).probabilities;

@@ -1,14 +1,16 @@
 /**
  * Resampler micro-benchmark: µs of CPU per 20 ms frame for the rate pairs the engine uses —
- * 24 ↔ 16 kHz (OpenAI speech and realtime audio: the 2:3 and 3:2 paths), 8 ↔ 16 kHz (G.711, the
- * half-band path), 48 → 16 and 16 → 48 kHz — with `process()` (new array per frame) and, where
+ * 24 ↔ 16 kHz (OpenAI speech and realtime audio: the 2:3 and 3:2 paths), 24 → 16 kHz telephone band
+ * (OpenAI speech on a G.711 call), 8 ↔ 16 kHz (G.711, the half-band path), 48 → 16 and
+ * 16 → 48 kHz — with `process()` (new array per frame) and, where
  * the checkout has it, `processShared()` (reused buffer). Each cell is the best of `--rounds`
  * rounds (median in brackets): other work on the machine only ever adds time.
  *
  * `--src DIR` loads src/audio/resample.ts from another checkout (or a directory holding a copy of
  * the old file at DIR/src/audio/resample.ts). `--compare DIR` loads a second one and alternates
  * rounds between the two in the same process, so a before/after shares the machine's noise:
- * cells then read "compare → src". `--pairs 24:16,16:24` picks pairs (rates in kHz).
+ * cells then read "compare → src". `--pairs 24:16,16:24` picks pairs (rates in kHz; `24:16t` is the
+ * telephone band, shown as "–" for a source without it).
  *
  *   node --import tsx bench/resample.ts [--frames 20000] [--rounds 5] [--src DIR] [--compare DIR] [--pairs LIST]
  */
@@ -16,10 +18,12 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 interface ResamplerLike {
+  readonly delay: number;
   process(input: Int16Array): Int16Array;
   processShared?(input: Int16Array): Int16Array;
 }
-type ResamplerClass = new (from: number, to: number) => ResamplerLike;
+type Band = 'full' | 'telephone';
+type ResamplerClass = new (from: number, to: number, options?: { band?: Band }) => ResamplerLike;
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: string): string => {
@@ -30,9 +34,13 @@ const frames = Number(opt('frames', '20000'));
 const rounds = Number(opt('rounds', '5'));
 const src = opt('src', resolve(import.meta.dirname, '..'));
 const compare = opt('compare', '');
-const pairs = opt('pairs', '24:16,16:24,8:16,16:8,48:16,16:48')
+const pairs = opt('pairs', '24:16,24:16t,16:24,8:16,16:8,48:16,16:48')
   .split(',')
-  .map((p) => p.split(':').map((k) => Math.round(Number(k) * 1000)) as [number, number]);
+  .map((p) => {
+    const band: Band = p.endsWith('t') ? 'telephone' : 'full';
+    const [from, to] = p.replace(/t$/, '').split(':').map((k) => Math.round(Number(k) * 1000)) as [number, number];
+    return { from, to, band };
+  });
 const load = async (dir: string): Promise<ResamplerClass> =>
   ((await import(pathToFileURL(resolve(dir, 'src/audio/resample.ts')).href)) as { Resampler: ResamplerClass }).Resampler;
 /** The sources measured: [compare, src] with --compare, else [src]. */
@@ -57,10 +65,10 @@ interface Timing {
 }
 
 /** µs per frame for each class, rounds alternating between them. */
-function measure(from: number, to: number, shared: boolean): Timing[] {
+function measure(from: number, to: number, band: Band, shared: boolean): Timing[] {
   const chunks = input(from);
   const runners = classes.map((Resampler) => {
-    const r = new Resampler(from, to);
+    const r = new Resampler(from, to, { band });
     return (count: number): number => {
       let sink = 0;
       for (let i = 0; i < count; i++) {
@@ -93,9 +101,16 @@ const sources = compare ? `${compare} → ${src}` : src;
 console.log(`# resampler µs CPU per 20 ms frame, best (median) of ${rounds} rounds × ${frames} frames; source ${sources}; node ${process.version}`);
 console.log('| pair | process() | processShared() |');
 console.log('|---|---|---|');
-for (const [from, to] of pairs) {
-  const plain = measure(from, to, false);
+for (const { from, to, band } of pairs) {
+  const label = `${from / 1000} → ${to / 1000} kHz${band === 'telephone' ? ' telephone' : ''}`;
+  // A source without the option takes the full band (its delay shows which filter it built).
+  const hasBand = band === 'full' || classes.every((R) => new R(from, to, { band }).delay !== new R(from, to).delay);
+  if (!hasBand) {
+    console.log(`| ${label} | – | – |`);
+    continue;
+  }
+  const plain = measure(from, to, band, false);
   const hasShared = classes.every((Resampler) => typeof new Resampler(from, to).processShared === 'function');
-  const shared = hasShared ? cell(measure(from, to, true)) : '–';
-  console.log(`| ${from / 1000} → ${to / 1000} kHz | ${cell(plain)} | ${shared} |`);
+  const shared = hasShared ? cell(measure(from, to, band, true)) : '–';
+  console.log(`| ${label} | ${cell(plain)} | ${shared} |`);
 }

@@ -22,6 +22,19 @@
  * taps times the same samples in the same order, newest first, in a double: the output is
  * sample-identical to the plain one-output-at-a-time loop (test/unit/audio/resample-poly.test.ts).
  *
+ * 24 -> 16 kHz with `{ band: 'telephone' }` (OpenAI speech on a G.711 call) is for audio that then
+ * goes to 8 kHz through the half-band decimator, so only what lands in 0-4 kHz there matters. At
+ * the 48 kHz virtual rate the filter must keep 0-3.6 kHz flat and reject 12-20 kHz, which
+ * decimation to 16 kHz folds onto 0-4 kHz (the input's 11-12 kHz and the images of its 4-12 kHz);
+ * what folds onto 4-8 kHz the half-band attenuates as well (at least 60 dB from 5 kHz). With a
+ * transition band of 3.6-12 kHz instead of 7.2-8.8 kHz a Kaiser (beta 7.5) sinc cut at 7.3 kHz
+ * needs 12 taps per output instead of 66 (centre 12 at 48 kHz: delay 4 output samples), run by
+ * its own copy of the 2:3 loop. Measured: -0.06 dB at 3.4 kHz, -0.09 dB at 3.6 kHz, at least
+ * 66 dB of rejection over 12-20 kHz; with the half-band, input above 8 kHz and every image land
+ * in 0-3.8 kHz at 8 kHz at least 67 dB down (input at 4-8 kHz aliases through the half-band
+ * alone, as on the full-band path; test/unit/audio/resample-telephone.test.ts). The 16 kHz output
+ * itself is not clean above 4 kHz: 8-11 kHz input folds onto 5-8 kHz only 9-40 dB down.
+ *
  * `process()` returns a new array; `processShared()` returns a view of a buffer the resampler
  * reuses (valid until its next call), for callers that copy what they keep: no allocation per
  * frame once the chunk size is steady (the output count may alternate between two values).
@@ -35,6 +48,13 @@ const ROLLOFF = 0.9;
 const KAISER_BETA = 8;
 /** Guards against absurd rate pairs (e.g. 44101 → 16000) that would need a huge table. */
 const MAX_PHASES = 2048;
+/**
+ * The telephone-band 24 → 16 kHz filter (header): centre (= taps per phase) at the 48 kHz
+ * virtual rate, cutoff and Kaiser beta.
+ */
+const TELEPHONE_CENTRE = 12;
+const TELEPHONE_CUTOFF_HZ = 7300;
+const TELEPHONE_BETA = 7.5;
 
 interface FilterBank {
   /** Upsampling factor L: number of phases. */
@@ -95,8 +115,21 @@ function halfBand(): HalfBand {
 
 if (HB_SIDE !== 9) throw new Error('the half-band loops below are unrolled for 9 tap pairs');
 
-/** 'down23' and 'up32' are the dedicated 2:3 (24 → 16 kHz) and 3:2 (16 → 24 kHz) general-path loops. */
-type Mode = 'same' | 'half-up' | 'half-down' | 'poly' | 'down23' | 'up32';
+/**
+ * 'down23' and 'up32' are the dedicated 2:3 (24 → 16 kHz) and 3:2 (16 → 24 kHz) general-path
+ * loops; 'down23t' is 2:3 with the telephone-band taps.
+ */
+type Mode = 'same' | 'half-up' | 'half-down' | 'poly' | 'down23' | 'down23t' | 'up32';
+
+export interface ResamplerOptions {
+  /**
+   * 'telephone': only 0-4 kHz of the output matters, because it goes on to 8 kHz through the
+   * half-band decimator (`new Resampler(16000, 8000)`, as a G.711 call's RTP encoder does), so a
+   * far shorter filter will do (see the header). 24000 → 16000 Hz only; any other pair throws a
+   * RangeError. Default 'full'.
+   */
+  band?: 'full' | 'telephone';
+}
 
 /*
  * The general-path loops below keep one output's arithmetic exactly that of a plain dot product:
@@ -198,18 +231,29 @@ function filterBank(fromRate: number, toRate: number): FilterBank {
   // callers line streams up exactly.
   const halfSpan = up * HALF_ZERO_CROSSINGS * Math.max(1, Math.ceil(down / up));
   const centre = Math.ceil(halfSpan / down) * down;
-  const taps = Math.ceil((2 * centre) / up);
-  const length = up * taps;
   // Cutoff in cycles per sample of the virtual upsampled signal (rate up * fromRate).
   const cutoff = (ROLLOFF * 0.5 * Math.min(1, up / down)) / up;
-  const i0Beta = besselI0(KAISER_BETA);
+  const bank = kaiserBank(up, down, centre, cutoff, KAISER_BETA);
+  banks.set(key, bank);
+  return bank;
+}
+
+/**
+ * A Kaiser-windowed sinc centred on virtual sample `centre` (a multiple of `down`, the window
+ * reaching zero `centre` samples either side), `cutoff` in cycles per virtual sample, cut into
+ * `up` phases of taps each normalised to unit DC gain.
+ */
+function kaiserBank(up: number, down: number, centre: number, cutoff: number, beta: number): FilterBank {
+  const taps = Math.ceil((2 * centre) / up);
+  const length = up * taps;
+  const i0Beta = besselI0(beta);
   const proto = new Float64Array(length);
   for (let m = 0; m < length; m++) {
     const t = m - centre;
     const x = 2 * cutoff * t;
     const sinc = t === 0 ? 1 : Math.sin(Math.PI * x) / (Math.PI * x);
     const r = t / centre;
-    const window = Math.abs(r) >= 1 ? 0 : besselI0(KAISER_BETA * Math.sqrt(1 - r * r)) / i0Beta;
+    const window = Math.abs(r) >= 1 ? 0 : besselI0(beta * Math.sqrt(1 - r * r)) / i0Beta;
     proto[m] = sinc * window;
   }
   // Phase p's taps are proto[p + k*up]. Normalising each phase to unit DC gain avoids a small
@@ -222,9 +266,7 @@ function filterBank(fromRate: number, toRate: number): FilterBank {
     for (let k = 0; k < taps; k++) phase[k] = Math.fround(proto[p + k * up]! / sum);
     phases.push(phase);
   }
-  const bank: FilterBank = { up, down, taps, phases, delay: centre / down };
-  banks.set(key, bank);
-  return bank;
+  return { up, down, taps, phases, delay: centre / down };
 }
 
 /*
@@ -237,17 +279,22 @@ function filterBank(fromRate: number, toRate: number): FilterBank {
  */
 const BANK_23 = filterBank(3, 2);
 const BANK_32 = filterBank(2, 3);
+/** 24 → 16 kHz, telephone band (see the header): centre 12 at 48 kHz, 12 taps a phase, delay 4. */
+const BANK_23T = kaiserBank(2, 3, TELEPHONE_CENTRE, TELEPHONE_CUTOFF_HZ / 48_000, TELEPHONE_BETA);
 const TAPS_23 = BANK_23.taps;
 const TAPS_32 = BANK_32.taps;
+const TAPS_23T = BANK_23T.taps;
 const K23_0 = BANK_23.phases[0]!;
 const K23_1 = BANK_23.phases[1]!;
 const K32_0 = BANK_32.phases[0]!;
 const K32_1 = BANK_32.phases[1]!;
 const K32_2 = BANK_32.phases[2]!;
-if (TAPS_23 % 3 !== 0 || TAPS_32 % 4 !== 0) throw new Error('the 2:3 and 3:2 loops below step 3 and 4 taps at a time');
+const K23T_0 = BANK_23T.phases[0]!;
+const K23T_1 = BANK_23T.phases[1]!;
+if (TAPS_23 % 3 !== 0 || TAPS_32 % 4 !== 0 || TAPS_23T % 3 !== 0) throw new Error('the 2:3 and 3:2 loops below step 3 and 4 taps at a time');
 /** Input samples per pass through SCRATCH (a 20 ms frame is 480 at 24 kHz). */
 const SCRATCH_BLOCK = 2048;
-const SCRATCH = new Float64Array(Math.max(TAPS_23, TAPS_32) - 1 + SCRATCH_BLOCK);
+const SCRATCH = new Float64Array(Math.max(TAPS_23, TAPS_32, TAPS_23T) - 1 + SCRATCH_BLOCK);
 
 /**
  * 2:3 (24 -> 16 kHz), `groups` × 4 outputs from out[o]; the first has phase 0 and its newest
@@ -265,6 +312,53 @@ function groups23(newest: number, out: Int16Array, o: number, groups: number): v
     let a2 = 0;
     let a3 = 0;
     for (let k = 0, j = newest; k < TAPS_23; k += 3, j -= 3) {
+      const p4 = w[j + 4]!;
+      const p3 = w[j + 3]!;
+      const p2 = w[j + 2]!;
+      const p1 = w[j + 1]!;
+      const s0 = w[j]!;
+      const m1 = w[j - 1]!;
+      const m2 = w[j - 2]!;
+      let t0 = c0[k]!;
+      let t1 = c1[k]!;
+      a0 += s0 * t0;
+      a1 += p1 * t1;
+      a2 += p3 * t0;
+      a3 += p4 * t1;
+      t0 = c0[k + 1]!;
+      t1 = c1[k + 1]!;
+      a0 += m1 * t0;
+      a1 += s0 * t1;
+      a2 += p2 * t0;
+      a3 += p3 * t1;
+      t0 = c0[k + 2]!;
+      t1 = c1[k + 2]!;
+      a0 += m2 * t0;
+      a1 += m1 * t1;
+      a2 += p1 * t0;
+      a3 += p2 * t1;
+    }
+    out[o] = a0 >= 32767 ? 32767 : a0 <= -32768 ? -32768 : Math.round(a0);
+    out[o + 1] = a1 >= 32767 ? 32767 : a1 <= -32768 ? -32768 : Math.round(a1);
+    out[o + 2] = a2 >= 32767 ? 32767 : a2 <= -32768 ? -32768 : Math.round(a2);
+    out[o + 3] = a3 >= 32767 ? 32767 : a3 <= -32768 ? -32768 : Math.round(a3);
+  }
+}
+
+/**
+ * groups23 over the telephone-band taps (K23T_*, TAPS_23T): a copy rather than a shared loop
+ * with table parameters, so both keep their tables as module constants.
+ */
+function groups23t(newest: number, out: Int16Array, o: number, groups: number): void {
+  const w = SCRATCH;
+  const c0 = K23T_0;
+  const c1 = K23T_1;
+  for (let g = 0; g < groups; g++, o += 4, newest += 6) {
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    for (let k = 0, j = newest; k < TAPS_23T; k += 3, j -= 3) {
       const p4 = w[j + 4]!;
       const p3 = w[j + 3]!;
       const p2 = w[j + 2]!;
@@ -349,7 +443,7 @@ export class Resampler {
   /**
    * Last `history` input samples followed by the current chunk; grown only when a bigger chunk
    * arrives. Doubles (exact for 16-bit samples) so the filter loops load without converting.
-   * For 'down23' and 'up32' only the history (the chunk goes through SCRATCH).
+   * For 'down23', 'down23t' and 'up32' only the history (the chunk goes through SCRATCH).
    */
   private work: Float64Array;
   /** Index of the next output's newest input sample, relative to the start of the next chunk. */
@@ -360,19 +454,29 @@ export class Resampler {
   constructor(
     readonly fromRate: number,
     readonly toRate: number,
+    options: ResamplerOptions = {},
   ) {
     if (!Number.isInteger(fromRate) || !Number.isInteger(toRate) || fromRate <= 0 || toRate <= 0) {
       throw new RangeError(`invalid sample rates ${fromRate} → ${toRate}`);
     }
+    const telephone = options.band === 'telephone';
+    if (telephone && (fromRate !== 24_000 || toRate !== 16_000)) {
+      throw new RangeError(`the telephone band is for 24000 → 16000 Hz only, not ${fromRate} → ${toRate}`);
+    }
     const mode: Mode =
       fromRate === toRate ? 'same' : toRate === 2 * fromRate ? 'half-up' : fromRate === 2 * toRate ? 'half-down' : 'poly';
-    this.bank = mode === 'poly' ? filterBank(fromRate, toRate) : undefined;
-    this.mode = this.bank === BANK_23 ? 'down23' : this.bank === BANK_32 ? 'up32' : mode;
+    this.bank = telephone ? BANK_23T : mode === 'poly' ? filterBank(fromRate, toRate) : undefined;
+    this.mode = this.bank === BANK_23 ? 'down23' : this.bank === BANK_23T ? 'down23t' : this.bank === BANK_32 ? 'up32' : mode;
     this.hb = this.mode === 'half-up' || this.mode === 'half-down' ? halfBand() : undefined;
     const hist = this.history;
-    this.work = new Float64Array(this.mode === 'down23' || this.mode === 'up32' ? hist : hist + 1024);
+    this.work = new Float64Array(this.thirdsMode ? hist : hist + 1024);
     // Half-band down: output k is centred on input 2k - HB_CENTRE + 1, so its newest input is 2k + 1.
     if (this.mode === 'half-down') this.nextIndex = 1;
+  }
+
+  /** 'down23', 'down23t' and 'up32' run through SCRATCH (thirds()). */
+  private get thirdsMode(): boolean {
+    return this.mode === 'down23' || this.mode === 'down23t' || this.mode === 'up32';
   }
 
   /** Latency added by the filter, in output samples (0 when the rates match). */
@@ -402,7 +506,7 @@ export class Resampler {
    */
   processShared(input: Int16Array): Int16Array {
     if (this.mode === 'same') return input;
-    if (this.mode === 'down23' || this.mode === 'up32') return this.thirds(input);
+    if (this.thirdsMode) return this.thirds(input);
     const hist = this.history;
     const n = input.length;
     if (this.work.length < hist + n) {
@@ -530,8 +634,9 @@ export class Resampler {
     const out = this.output(this.polyCount(n));
     const w = SCRATCH;
     // Outputs per group of the dedicated loop, and input samples it moves on by.
-    const perGroup = this.mode === 'down23' ? 4 : 3;
-    const stride = this.mode === 'down23' ? 6 : 2;
+    const mode = this.mode;
+    const perGroup = mode === 'up32' ? 3 : 4;
+    const stride = mode === 'up32' ? 2 : 6;
     let o = 0;
     for (let start = 0; start < n; start += SCRATCH_BLOCK) {
       const b = Math.min(SCRATCH_BLOCK, n - start);
@@ -545,7 +650,8 @@ export class Resampler {
       while (o < end) {
         if (p === 0 && end - o >= perGroup) {
           const groups = Math.floor((end - o) / perGroup);
-          if (this.mode === 'down23') groups23(hist + i, out, o, groups);
+          if (mode === 'down23') groups23(hist + i, out, o, groups);
+          else if (mode === 'down23t') groups23t(hist + i, out, o, groups);
           else groups32(hist + i, out, o, groups);
           o += perGroup * groups;
           i += stride * groups;
@@ -585,9 +691,9 @@ export class Resampler {
  * Resample a whole buffer at once, compensating the filter delay so the output lines up with
  * the input sample for sample (for files and tests; streams should keep a Resampler).
  */
-export function resample(pcm: Int16Array, fromRate: number, toRate: number): Int16Array {
+export function resample(pcm: Int16Array, fromRate: number, toRate: number, options?: ResamplerOptions): Int16Array {
   if (fromRate === toRate) return pcm.slice();
-  const r = new Resampler(fromRate, toRate);
+  const r = new Resampler(fromRate, toRate, options);
   const body = r.process(pcm);
   const tail = r.flush();
   const all = new Int16Array(body.length + tail.length);

@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SAMPLE_RATE } from '../audio/frame.ts';
+import { Resampler } from '../audio/resample.ts';
 import { interleaveStereo, writeWav } from '../audio/wav.ts';
 
 /**
@@ -14,6 +15,7 @@ import { interleaveStereo, writeWav } from '../audio/wav.ts';
  * every engine run of a call (assistant swaps) lands on one timeline from answer.
  */
 export interface RecordingSink {
+  /** `samples` may be a buffer the caller reuses: copy what you keep. */
   caller(atMs: number, samples: Int16Array): void;
   assistant(atMs: number, samples: Int16Array): void;
 }
@@ -23,6 +25,24 @@ export function shiftedSink(sink: RecordingSink, offsetMs: number): RecordingSin
   return {
     caller: (atMs, samples) => sink.caller(atMs + offsetMs, samples),
     assistant: (atMs, samples) => sink.assistant(atMs + offsetMs, samples),
+  };
+}
+
+/**
+ * `sink` whose assistant side is limited to the telephone band, for a G.711 call: what its caller
+ * heard. The assistant's 16 kHz frames go through the 16 → 8 → 16 kHz half-band pair (as the
+ * RTP encoder and a decoder would), placed earlier by the pair's delay (about 2 ms) so they stay
+ * on the call clock. Without it the right channel would keep whatever the speech source had above
+ * 4 kHz, including the aliases a telephone-band TTS resampler (Resampler `band: 'telephone'`)
+ * leaves there because the encoder drops that band anyway.
+ */
+export function telephoneBandSink(sink: RecordingSink): RecordingSink {
+  const down = new Resampler(SAMPLE_RATE, 8000);
+  const up = new Resampler(8000, SAMPLE_RATE);
+  const lagMs = ((down.delay * 2 + up.delay) / SAMPLE_RATE) * 1000;
+  return {
+    caller: (atMs, samples) => sink.caller(atMs, samples),
+    assistant: (atMs, samples) => sink.assistant(Math.max(0, atMs - lagMs), up.processShared(down.processShared(samples))),
   };
 }
 

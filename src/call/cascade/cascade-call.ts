@@ -14,7 +14,7 @@ import type { CallMedia } from '../engine.ts';
 import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 import { FillerPlanner, type FillerStep } from '../fillers.ts';
 import { InterruptionPolicy, type InterruptionStep } from '../interruption.ts';
-import { StereoRecorder, type RecordingSink } from '../recorder.ts';
+import { StereoRecorder, telephoneBandSink, type RecordingSink } from '../recorder.ts';
 import { CallRules, type CallRulesStep } from '../rules.ts';
 import { classifyWithDeadline, TurnTaking, type EndOfTurnDecision, type TurnStep } from '../turn-taking.ts';
 import { Transcript, type AssistantTurnKind } from '../transcript.ts';
@@ -133,7 +133,8 @@ export class CascadeCall {
       now: () => this.now(),
       outbound: this.media.outbound,
       ambient,
-      recorder: this.sink,
+      // What the caller of a G.711 call heard: the assistant side in the telephone band too.
+      recorder: this.sink && narrowband ? telephoneBandSink(this.sink) : this.sink,
       leadFrames: d.leadFrames,
       events: {
         onStart: (turn, atMs) => this.onAudioStart(turn, atMs),
@@ -361,6 +362,7 @@ export class CascadeCall {
         voice,
         llmFirstTokenMs: this.deps.timeouts?.llmFirstTokenMs ?? 10_000,
         ttsFirstFrameMs: this.deps.timeouts?.ttsFirstFrameMs ?? 5_000,
+        narrowband: () => isNarrowbandCodec(this.media.outbound.codec),
         onProviderError: (provider, message, retrying) => this.emit({ type: 'provider-error', atMs: this.now(), provider, message, retrying }),
       },
       this.ctl.signal,

@@ -34,6 +34,8 @@ export interface SpokenTurnDeps {
   voice: TurnVoice;
   llmFirstTokenMs: number;
   ttsFirstFrameMs: number;
+  /** The call's codec is narrowband now (TtsSynthesisOptions.narrowband), asked per sentence. */
+  narrowband?: () => boolean;
   onProviderError(provider: 'llm' | 'tts', message: string, retrying: boolean): void;
 }
 
@@ -204,8 +206,9 @@ export class SpokenTurn {
       const timer = clock.setTimeout(() => ctl.abort(new Error('first frame timeout')), this.deps.ttsFirstFrameMs);
       const askedAt = this.deps.now();
       let error: string | undefined;
+      const narrowband = this.deps.narrowband?.() ?? false;
       try {
-        for await (const frame of voice.provider.synthesize(seg.text, { ...voice.options, voice: voice.voice, signal: ctl.signal })) {
+        for await (const frame of voice.provider.synthesize(seg.text, { ...voice.options, voice: voice.voice, narrowband, signal: ctl.signal })) {
           if (this.aborted) return true;
           if (seg.frames === 0) {
             timer.cancel();

@@ -23,6 +23,7 @@
  */
 import type { AgentTool, TurnMessage } from '../../agent/types.ts';
 import type { AudioFrame } from '../../audio/frame.ts';
+import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 import type { ProvisionedTrunk } from '../../sip/trunk-registry.ts';
 import type { UserAgent } from '../../sip/user-agent.ts';
 import type { AssistantRecord } from '../../store/repos/assistants.ts';
@@ -173,11 +174,14 @@ export class Conductor {
     return this.live?.() ?? this.history;
   }
 
-  /** The current assistant's voice saying `text`, as frames. */
-  speech(text: string, signal: AbortSignal): AsyncIterable<AudioFrame> {
+  /**
+   * The current assistant's voice saying `text`, as frames, for `to` (the caller's side unless
+   * given; a narrowband codec there lets the provider skip work above 4 kHz).
+   */
+  speech(text: string, signal: AbortSignal, to: { readonly codec?: string | undefined } = this.session.outbound): AsyncIterable<AudioFrame> {
     const voice = this.deps.voice(this.assistant);
     if (!voice) return (async function* () {})();
-    return voice.provider.synthesize(text, { voice: voice.voice, ...voice.options, signal });
+    return voice.provider.synthesize(text, { voice: voice.voice, ...voice.options, narrowband: isNarrowbandCodec(to.codec), signal });
   }
 
   /** Resolves when the call is over for the AI side; returns the engine runs' results. */

@@ -93,7 +93,7 @@ export async function askSupervisor(c: Conductor, leg: Leg, briefing: string): P
   const question = stt ? SPEECH_ACCEPT_PROMPT : ACCEPT_PROMPT;
   const out = leg.media.outbound;
   void (async () => {
-    await out.writeStream(c.speech(briefing, speak.signal), speak.signal);
+    await out.writeStream(c.speech(briefing, speak.signal, out), speak.signal);
     if (speak.signal.aborted) return;
     if (stt) {
       listening = listen(c, leg, stt, (text) => {
@@ -103,7 +103,7 @@ export async function askSupervisor(c: Conductor, leg: Leg, briefing: string): P
         else unclear.push(text);
       });
     }
-    await out.writeStream(c.speech(question, speak.signal), speak.signal);
+    await out.writeStream(c.speech(question, speak.signal, out), speak.signal);
     // The window opens once the question has been spoken (a key or a word during it counts too).
     if (!speak.signal.aborted) window = c.deps.env.clock.setTimeout(() => settle({ outcome: 'no-answer' }), c.o.supervisorAcceptMs);
   })();

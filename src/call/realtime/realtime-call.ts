@@ -19,11 +19,12 @@
  * payloads go to the media as they are (`writeMulaw`); the frames are decoded only for the
  * recording.
  */
+import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 import type { RealtimeConnection, RealtimeEvent } from '../../providers/realtime/realtime.ts';
 import type { Timer } from '../../util/clock.ts';
 import { untracked, type WorkTracker } from '../cascade/work.ts';
 import type { CallMedia } from '../engine.ts';
-import { StereoRecorder, type RecordingSink } from '../recorder.ts';
+import { StereoRecorder, telephoneBandSink, type RecordingSink } from '../recorder.ts';
 import { CallRules, type CallRuleAction } from '../rules.ts';
 import type { AssistantTurnKind } from '../transcript.ts';
 import { Conversation, type FinishedUtterance, type Utterance } from './conversation.ts';
@@ -87,7 +88,9 @@ export class RealtimeCall {
     if (signal.aborted) this.ctl.abort(signal.reason);
     else signal.addEventListener('abort', () => void this.hangUp('aborted', 'local-hangup'), { once: true });
     const events = { onStart: (k: string, at: number) => this.onAudioStart(k, at), onEnd: (k: string, at: number, i: boolean) => this.onAudioEnd(k, at, i) };
-    this.player = new Player({ clock: deps.clock, now: () => this.now(), outbound: media.outbound, recorder: this.sink, leadFrames: deps.leadFrames, events });
+    // On a G.711 call the recording's assistant side is what the caller heard: the telephone band.
+    const recorder = this.sink && isNarrowbandCodec(media.outbound.codec) ? telephoneBandSink(this.sink) : this.sink;
+    this.player = new Player({ clock: deps.clock, now: () => this.now(), outbound: media.outbound, recorder, leadFrames: deps.leadFrames, events });
     this.link = new ModelLink({
       provider: deps.provider, model: deps.model, apiKey: deps.apiKey, baseUrl: deps.baseUrl, session: deps.session,
       work: this.work, signal: this.ctl.signal, logger: deps.logger, attempts: deps.connectAttempts ?? 2,
@@ -254,7 +257,7 @@ export class RealtimeCall {
 
   private speakTts(kind: AssistantTurnKind, text: string, voice: TtsVoice, responseId?: string): Utterance {
     const key = `tts-${++this.seq}`;
-    const tts = new TtsUtterance(key, voice, this.player, this.ctl.signal);
+    const tts = new TtsUtterance(key, voice, this.player, this.ctl.signal, () => isNarrowbandCodec(this.media.outbound.codec));
     const u: Utterance = { key, kind, responseId, contentIndex: 0, text: '', frames: 0, tts, finished: false };
     this.utterances.set(key, u);
     this.conversation.opened(u);

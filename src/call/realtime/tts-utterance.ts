@@ -37,11 +37,13 @@ export class TtsUtterance {
   private readonly splitter = new SentenceSplitter();
   private readonly queue = new EventQueue<string>();
 
+  /** `narrowband`: the call's codec is narrowband now (TtsSynthesisOptions.narrowband), asked per sentence. */
   constructor(
     readonly key: string,
     private readonly voice: TtsVoice,
     private readonly player: Player,
     parent: AbortSignal,
+    private readonly narrowband?: () => boolean,
   ) {
     const onParent = (): void => this.ctl.abort(parent.reason);
     if (parent.aborted) this.ctl.abort(parent.reason);
@@ -95,7 +97,8 @@ export class TtsUtterance {
       const sentence: SpokenSentence = { text, frames: 0 };
       this.sentences.push(sentence);
       try {
-        for await (const frame of this.voice.provider.synthesize(text, { ...this.voice.options, voice: this.voice.voice, signal: this.ctl.signal })) {
+        const narrowband = this.narrowband?.() ?? false;
+        for await (const frame of this.voice.provider.synthesize(text, { ...this.voice.options, voice: this.voice.voice, narrowband, signal: this.ctl.signal })) {
           if (this.aborted) break;
           sentence.frames++;
           this.player.push(this.key, frame.samples);

@@ -22,6 +22,7 @@
  */
 import type { Logger } from 'pino';
 import type { AgentTool, TurnMessage } from '../../agent/types.ts';
+import { isNarrowbandCodec } from '../../media/codecs/codecs.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
 import type { UserAgent } from '../../sip/user-agent.ts';
 import type { AssistantRecord } from '../../store/repos/assistants.ts';
@@ -247,7 +248,7 @@ export class CallRunner {
     const onEnded = (): void => ctl.abort(new Error('call ended'));
     session.once('ended', onEnded);
     try {
-      const frames = voice.provider.synthesize(text, { voice: voice.voice, signal: ctl.signal });
+      const frames = voice.provider.synthesize(text, { voice: voice.voice, narrowband: isNarrowbandCodec(outbound.codec), signal: ctl.signal });
       await outbound.writeStream(frames, ctl.signal);
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'apology failed');

@@ -11,7 +11,7 @@
  * `BURST_MS` of audio the loop gets a turn (RTP, sockets, other calls) before the rest. The
  * speaker queues frames ahead anyway, so nothing waits for audio that is still being resampled.
  * The resampler's filter delay is trimmed at the start, so a reply's audio starts in its first
- * sample instead of after 22 samples (1.4 ms) of filter warm-up.
+ * sample instead of after 22 samples (1.4 ms; 4 in the telephone band) of filter warm-up.
  */
 import OpenAI from 'openai';
 import { FRAME_SAMPLES, FrameChunker, pcmFromBytes, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
@@ -105,7 +105,9 @@ export class OpenAiTts implements TtsProvider {
       const res = await this.client.audio.speech.create(this.body(input, opts), { signal: deadline.signal });
       if (!res.body) throw new ProviderError('OpenAI speech response has no body', this.label, true);
       reader = res.body.getReader();
-      const resampler = new Resampler(OPENAI_PCM_RATE, SAMPLE_RATE);
+      // On a G.711 call only 0-4 kHz reaches the caller: the telephone-band filter is about a
+      // quarter of the work.
+      const resampler = new Resampler(OPENAI_PCM_RATE, SAMPLE_RATE, { band: opts.narrowband ? 'telephone' : 'full' });
       const chunker = new FrameChunker();
       // The filter's warm-up (output before the first input sample's own): not audio, dropped.
       let warmUp = Math.round(resampler.delay);

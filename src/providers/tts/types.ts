@@ -43,6 +43,14 @@ export interface TtsSynthesisOptions {
   emotion?: boolean;
   language?: string;
   /**
+   * The call's audio ends at 8 kHz (a G.711 codec): a provider may skip work above 4 kHz. The
+   * frames are still 16 kHz, but only their 0-4 kHz band need be right (OpenAI: a shorter
+   * resampling filter, see src/audio/resample.ts, whose output carries aliases 9-40 dB down at
+   * 5-8 kHz; the 16 kHz call recording keeps them). Callers read it per synthesis from the
+   * call's outbound codec, which a re-INVITE may change.
+   */
+  narrowband?: boolean;
+  /**
    * Barge-in aborts this. An aborted synthesis ends quietly (the iterator just finishes, the
    * HTTP request is cancelled): the caller knows it aborted and there is nothing to report.
    */

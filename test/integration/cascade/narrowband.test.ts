@@ -1,14 +1,16 @@
 /**
  * Telephone-band calls: the cascade asks the shared VAD and denoiser for narrowband (8 kHz)
- * streams when the call's codec is G.711, and wideband ones otherwise, and a G.711 call's
+ * streams when the call's codec is G.711, and wideband ones otherwise (TTS too: `narrowband`
+ * in its synthesis options), and a G.711 call's
  * telephone-band audio is still heard, transcribed and answered as on a wideband call.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SpectralDenoiser } from '../../../src/audio/denoise-spectral.ts';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
 import { resample } from '../../../src/audio/resample.ts';
 import type { CallerAudioOptions, DenoiserFactory, VadFactory } from '../../../src/call/cascade/listener.ts';
 import type { CallerItem } from '../../../src/call/virtual-media.ts';
+import { ToneTtsProvider } from '../../../src/replay/stand-ins.ts';
 import { runCall, say, sharedVad } from './harness.ts';
 
 /** What a G.711 leg delivers: the fixture through 8 kHz and back. */
@@ -41,6 +43,8 @@ async function call(codec: string | undefined) {
   return { ...run, asked };
 }
 
+afterEach(() => vi.restoreAllMocks());
+
 describe('cascade: narrowband caller audio on G.711 calls', () => {
   it.each([
     ['PCMU', true],
@@ -49,9 +53,12 @@ describe('cascade: narrowband caller audio on G.711 calls', () => {
     ['opus', false],
     [undefined, false],
   ] as const)('codec %s → narrowband %s, and the question is answered', async (codec, narrowband) => {
+    const synthesize = vi.spyOn(ToneTtsProvider.prototype, 'synthesize');
     const { asked, events, result } = await call(codec);
     expect(asked.vad).toEqual([{ narrowband }]);
     expect(asked.denoiser).toEqual([{ narrowband }]);
+    expect(synthesize.mock.calls.length).toBeGreaterThan(0);
+    expect(synthesize.mock.calls.map(([, o]) => o.narrowband)).toEqual(synthesize.mock.calls.map(() => narrowband));
     const [eot] = events('end-of-turn');
     expect(eot).toMatchObject({ reason: 'silence', taken: true, transcript: 'What are your opening hours?' });
     expect(result.transcript.find((e) => e.kind === 'reply')?.text).toBe('We are open from nine to five, Monday to Friday.');

@@ -110,6 +110,26 @@ describe('OpenAI speech: resampling a burst of audio', () => {
     expect(maxDiff).toBeLessThanOrEqual(1);
   });
 
+  it('narrowband: the telephone-band resampler, its shorter warm-up trimmed, the frames the audio sent', async () => {
+    const pcm = speech24k(1500);
+    const tts = new OpenAiTts({ client: clientWith([bytesOf(pcm)]) });
+    const spy = vi.spyOn(Resampler.prototype, 'processShared');
+    const frames: AudioFrame[] = [];
+    let inputBeforeFirst = -1;
+    for await (const f of tts.synthesize('Hello there.', { voice: 'alloy', narrowband: true, signal: new AbortController().signal })) {
+      if (frames.length === 0) inputBeforeFirst = spy.mock.calls.reduce((n, [input]) => n + input.length, 0);
+      frames.push(f);
+    }
+    // 320 samples at 16 kHz plus the 4-sample warm-up, at 24 kHz: 486 input samples.
+    expect(inputBeforeFirst).toBe(486);
+    const got = concatPcm(frames.map((f) => f.samples));
+    const want = resample(pcm, 24_000, 16_000, { band: 'telephone' });
+    expect(got.length).toBeGreaterThanOrEqual(want.length);
+    let maxDiff = 0;
+    for (let i = 0; i < want.length - 8; i++) maxDiff = Math.max(maxDiff, Math.abs(got[i]! - want[i]!));
+    expect(maxDiff).toBe(0);
+  });
+
   it('a barge-in in the middle of a burst stops the frames and cancels the body', async () => {
     const cancelled = { value: false };
     const tts = new OpenAiTts({ client: clientWith([bytesOf(speech24k(2000))], cancelled) });

@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/calls.ts [--levels 25,50,100,150,200] [--window 15] [--sub 3]
  *        [--settle 3] [--ramp-cps 50] [--vad] [--no-probe] [--json out.json] [--cpu-prof DIR]
- *        [--quiet-wait S]
+ *        [--quiet-wait S] [--heap-prof DIR]
  *
  * The engine is `startEngine()` in a child process (lib/engine-child.ts); this process is the
  * load generator: carriers on 127.0.0.11, .12, … (one `ip` trunk and account each, so no call
@@ -17,6 +17,7 @@
  * - engine event-loop delay (monitorEventLoopDelay in the child, and GET /metrics'
  *   nodejs_eventloop_lag_p99_seconds, which prom-client resets at every scrape);
  * - outbound frame-interval error: at the engine's socket.send (probe) and at arrival here;
+ * - with --heap-prof DIR, a sampling heap profile of the engine per level (bench/tools/heap-summary.ts);
  * - the engine event-loop thread's GC pauses (perf_hooks 'gc' entries): scavenges and major GCs;
  * - memory per call after a forced GC: heap and RSS against the no-call baseline;
  * - packets: sent by the engine vs nominal (skipped slots), loss both ways.
@@ -24,6 +25,8 @@
  * sub-window in which the engine waited least for a CPU, since on a shared machine other
  * processes come and go; the JSON output keeps every sub-window.
  */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { spawnEngine, scrapeMetrics, type EngineProc } from './lib/engine-proc.ts';
@@ -106,6 +109,8 @@ export async function main(argv: string[]): Promise<void> {
   const probe = !args.has('no-probe');
   const jsonOut = args.get('json');
   const profDir = args.get('cpu-prof');
+  const heapDir = args.get('heap-prof');
+  if (heapDir) mkdirSync(heapDir, { recursive: true });
   const maxN = levels[levels.length - 1]!;
   const perCarrier = 150;
   const carriersN = Math.max(1, Math.ceil(maxN / perCarrier));
@@ -165,8 +170,11 @@ export async function main(argv: string[]): Promise<void> {
 
       const live = calls.filter((c) => !c.endedEarly).length;
       const s0 = await engine.stats();
+      if (heapDir) await engine.request('heapSampleStart');
       const samples: Sample[] = [];
       for (let t = 0; t < windowS - 1e-9; t += subS) samples.push(await measure(engine, gen, live, Math.min(subS, windowS - t)));
+      const heapFile = heapDir ? path.join(heapDir, `engine-${n}-calls.heapprofile`) : undefined;
+      if (heapFile) await engine.request('heapSampleStop', { file: path.resolve(heapFile) }, 60_000);
       const s1 = await engine.stats();
       const mem = await engine.memory();
       const dropped = calls.filter((c) => c.endedEarly).length;

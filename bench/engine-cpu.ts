@@ -5,7 +5,7 @@
  * SIP/RTP), so Silero batches across calls as it does in production.
  *
  *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 4]
- *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--quiet-wait S]
+ *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--heap-prof DIR] [--quiet-wait S]
  *       [--background FIXTURE]
  *
  * Each call talks the whole time: the question fixture every 0.3–1.5 s after the assistant's
@@ -22,7 +22,8 @@
  *                 on the machine (including the bench's own stand-ins and phones) delaying it
  * pipeline share = pipeline − echo, per call: what the voice session adds on top of a call.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { num, parseArgs, sleep, watchdog } from './lib/cli.ts';
 import { loadavg, machineInfo, systemBusyPct, systemCpu, threadSchedMs, threadsCpuMs, waitForQuiet } from './lib/machine.ts';
@@ -55,7 +56,7 @@ async function snapshot(w: VoiceWorld): Promise<Snapshot> {
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: number; settleS: number; rampCps: number }): Promise<Record<string, unknown>> {
+async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: number; settleS: number; rampCps: number; heapDir: string | undefined }): Promise<Record<string, unknown>> {
   if (name !== 'echo') await updateAssistants(w, { enable_noise_cancellation: name === 'pipeline' });
   let stop = false;
   let up = 0;
@@ -76,10 +77,12 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
   await sleep(o.settleS * 1000);
   await w.engine.request('reset');
   const load0 = loadavg();
+  if (o.heapDir) await w.engine.request('heapSampleStart');
   const a = await snapshot(w);
   const upAtStart = up - done;
   await sleep(o.windowS * 1000);
   const b = await snapshot(w);
+  if (o.heapDir) await w.engine.request('heapSampleStop', { file: path.resolve(o.heapDir, `engine-${name}.heapprofile`) }, 60_000);
   const upAtEnd = up - done;
   stop = true;
   const results = await Promise.all(running);
@@ -122,6 +125,8 @@ export async function main(argv: string[]): Promise<void> {
   const quietWait = num(args, 'quiet-wait', 0, 0, 600);
   const jsonPath = args.get('json');
   const profDir = args.get('cpu-prof');
+  const heapDir = args.get('heap-prof');
+  if (heapDir) mkdirSync(heapDir, { recursive: true });
   const budgetMs = 570_000;
   watchdog(budgetMs + quietWait * 1000, 'engine-cpu');
   const machine = machineInfo();
@@ -140,7 +145,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await converse(w, w.carriers[0]!, { turns: 2, pauseMs: [300, 300], quietMs: 700, replyTimeoutMs: 15_000 }); // warm-up
     for (const p of phases) {
-      const r = await phase(w, p, calls, { windowS, settleS, rampCps });
+      const r = await phase(w, p, calls, { windowS, settleS, rampCps, heapDir });
       results.push(r);
       console.error(JSON.stringify(r));
     }

@@ -15,15 +15,19 @@
  * - optionally (`turns`), lib/turn-probe.ts: per-turn timestamps of pipeline calls (decision,
  *   provider requests, first reply frame, first audible RTP packet) on the machine-wide clock;
  * - optionally (`vad`), a stand-in CallEngine for assistant calls: the diagnostics echo plus one
- *   Silero VAD stream per call fed every inbound frame (awaited per frame, as the cascade's
- *   listener does; at 8 kHz on G.711 calls, as the cascade runs it). It is plugged in at the
+ *   Silero VAD stream per call fed every inbound frame (one at a time, read as the cascade's
+ *   listener reads them; at 8 kHz on G.711 calls, as the cascade runs it). It is plugged in at the
  *   seam the session issue uses (`CallEnv.engine`).
+ *
+ * - on request (`heapSampleStart` / `heapSampleStop`), V8's sampling heap profiler, keeping the
+ *   samples of objects the GC has since collected: where the event loop allocates.
  *
  * IPC requests are `{ id, op, ... }`, answered with `{ id, ok, result | error }`.
  */
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { Session as InspectorSession } from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
 import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
@@ -33,6 +37,7 @@ import { sharedRtpIoThread } from '../../src/media/rtp-io/thread-io.ts';
 import type { AudioFrame } from '../../src/audio/frame.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
 import { isNarrowbandCodec } from '../../src/media/codecs/codecs.ts';
+import { readThrough } from '../../src/media/rtp-session-queue.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import { Histogram } from './stats.ts';
 import { installTurnProbe } from './turn-probe.ts';
@@ -139,26 +144,39 @@ if (opts.vad) {
     const warm = vad.createStream({ narrowband });
     for (let i = 0; i < 50; i++) await warm.push(silence);
   }
-  const vadEcho: CallEngine = async (session) => {
-    // As the cascade does (isNarrowbandCodec): G.711 calls run Silero at 8 kHz.
-    const stream = vad.createStream({ narrowband: isNarrowbandCodec(session.outbound.codec) });
-    vadStreams++;
-    const delay: AudioFrame[] = [];
-    try {
-      for await (const frame of session.inbound) {
-        if (session.state !== 'active') break;
-        delay.push(frame);
-        if (delay.length > 10) session.outbound.write(delay.shift()!);
-        try {
-          await stream.push(frame);
-        } catch {
-          vadErrors++;
-        }
-      }
-    } finally {
-      vadStreams--;
-    }
-  };
+  const vadEcho: CallEngine = (session) =>
+    new Promise<void>((resolve) => {
+      // As the cascade does (isNarrowbandCodec): G.711 calls run Silero at 8 kHz.
+      const stream = vad.createStream({ narrowband: isNarrowbandCodec(session.outbound.codec) });
+      vadStreams++;
+      const delay: AudioFrame[] = [];
+      let over = false;
+      const done = () => {
+        if (over) return;
+        over = true;
+        pipe.stop();
+        vadStreams--;
+        resolve();
+      };
+      const heard = () => pipe.resume();
+      const failed = () => {
+        vadErrors++;
+        pipe.resume();
+      };
+      // As the cascade's listener reads (src/call/cascade/listener.ts): one frame at a time, the
+      // pipe paused until the VAD has answered for it.
+      const pipe = readThrough(session.inbound, {
+        item: (frame) => {
+          if (session.state !== 'active') return done();
+          pipe.pause();
+          delay.push(frame);
+          if (delay.length > 10) session.outbound.write(delay.shift()!);
+          stream.pushThen(frame, heard, failed);
+        },
+        end: done,
+      });
+      pipe.resume();
+    });
   // The seam the session issue plugs the AI pipeline into (inbound-calls.ts reads it per call).
   (engine.sip.env as CallEnv).engine = vadEcho;
 }
@@ -193,6 +211,16 @@ async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknow
       const m = process.memoryUsage();
       return { rssMiB: m.rss / 2 ** 20, heapUsedMiB: m.heapUsed / 2 ** 20, externalMiB: (m.external + m.arrayBuffers) / 2 ** 20 };
     }
+    case 'heapSampleStart':
+      await inspectorPost('HeapProfiler.enable');
+      // Objects already collected count too: the point is what the event loop allocates, not what stays.
+      await inspectorPost('HeapProfiler.startSampling', { samplingInterval: Number(msg['interval'] ?? 8192), includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+      return null;
+    case 'heapSampleStop': {
+      const { profile } = (await inspectorPost('HeapProfiler.stopSampling')) as { profile: unknown };
+      writeFileSync(String(msg['file']), JSON.stringify(profile));
+      return null;
+    }
     case 'assistant':
       return addAssistant(Number(msg['accountId']), Number(msg['phoneNumberId']));
     case 'close':
@@ -202,6 +230,17 @@ async function handle(msg: { op: string; [k: string]: unknown }): Promise<unknow
     default:
       throw new Error(`unknown op ${msg.op}`);
   }
+}
+
+let inspector: InspectorSession | undefined;
+/** The engine's own inspector (sampling heap profile for `calls.ts --heap-prof`). */
+function inspectorPost(method: string, params?: object): Promise<unknown> {
+  if (!inspector) {
+    inspector = new InspectorSession();
+    inspector.connect();
+  }
+  const session = inspector;
+  return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))));
 }
 
 function stats(sendIntervalSummary: ChildStats['sendInterval']): ChildStats {

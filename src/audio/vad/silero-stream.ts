@@ -24,8 +24,8 @@ const noop = (): void => {};
  * frame completes zero or one window.
  *
  * Allocation-light by design (it runs for every call every 20 ms): a push that completes no
- * window returns a promise already settled to the current probability (the one of the push that
- * completed the last window, reused), and one that does costs a single new promise; samples are
+ * window returns a promise already settled to the current probability (made once per value), and
+ * one that does costs a single new promise; pushThen() costs none either way; samples are
  * written straight into the window buffer and the frame (narrowband: the decimator's reused
  * output) is held, not copied, while its window runs.
  */
@@ -49,19 +49,21 @@ export class SileroStream {
   private busy = false;
   private lastProbability = 0;
   private windowCount = 0;
-  /** A promise settled to `lastProbability`: what a push that completes no window returns. */
+  /** A promise settled to `settledValue`: what a push that completes no window returns. */
   private settled = RESOLVED_ZERO;
+  private settledValue = 0;
   /** The probability of the window just run, until windowDone takes it. @internal used by SileroVad */
   delivered = 0;
-  /** While busy: the frame being consumed, the next sample to take, and the push's promise. */
+  /** While busy: the frame being consumed, the next sample to take, and where the answer goes. */
   private samples: Int16Array | undefined;
   private at = 0;
-  private promise: Promise<number> = RESOLVED_ZERO;
   private resolve: (probability: number) => void = noop;
   private reject: (error: Error) => void = noop;
+  /** The executor of push()'s promise: the answer goes to its resolvers, and the window is queued. */
   private readonly capture = (resolve: (probability: number) => void, reject: (error: Error) => void): void => {
     this.resolve = resolve;
     this.reject = reject;
+    this.vad.enqueue(this);
   };
 
   constructor(
@@ -91,25 +93,59 @@ export class SileroStream {
    * state makes the order of windows matter, so an overlapping call is a caller bug and rejects.
    */
   push(frame: AudioFrame): Promise<number> {
+    let window: boolean;
     try {
-      if (frame.sampleRate !== SAMPLE_RATE) {
-        throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
-      }
-      if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
-      this.samples = this.decimator ? this.narrowSamples(frame) : frame.samples;
-      this.at = 0;
-      if (!this.nextWindow()) {
-        this.samples = undefined;
-        return this.settled;
-      }
-      this.busy = true;
-      const promise = new Promise<number>(this.capture);
-      this.promise = promise;
-      this.vad.enqueue(this);
-      return promise;
+      window = this.take(frame);
     } catch (e) {
       return Promise.reject(e);
     }
+    if (!window) {
+      // A push that completes no window answers with the probability it already has.
+      if (this.settledValue !== this.lastProbability) {
+        this.settled = Promise.resolve(this.lastProbability);
+        this.settledValue = this.lastProbability;
+      }
+      return this.settled;
+    }
+    return new Promise<number>(this.capture);
+  }
+
+  /**
+   * As push(), without a promise: `done` gets the probability (at once, inside this call, when
+   * the frame completes no window), `fail` the error. For a caller that feeds every frame of a
+   * call and wants nothing allocated per frame (the cascade's listener).
+   */
+  pushThen(frame: AudioFrame, done: (probability: number) => void, fail: (error: Error) => void): void {
+    let window: boolean;
+    try {
+      window = this.take(frame);
+    } catch (e) {
+      return fail(e as Error);
+    }
+    if (!window) return done(this.lastProbability);
+    this.resolve = done;
+    this.reject = fail;
+    this.vad.enqueue(this);
+  }
+
+  /**
+   * Holds `frame` and fills the window from it; true when a window needs a run (the stream is
+   * then busy, and the caller sets the answer's callbacks and enqueues it). Throws on a bad
+   * frame or an overlapping push.
+   */
+  private take(frame: AudioFrame): boolean {
+    if (frame.sampleRate !== SAMPLE_RATE) {
+      throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
+    }
+    if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
+    this.samples = this.decimator ? this.narrowSamples(frame) : frame.samples;
+    this.at = 0;
+    if (!this.nextWindow()) {
+      this.samples = undefined;
+      return false;
+    }
+    this.busy = true;
+    return true;
   }
 
   /**
@@ -161,7 +197,6 @@ export class SileroStream {
     while (this.consume()) {
       if (!this.gate.push(meanSquareFloat(this.input, context, input))) return true;
       this.lastProbability = 0;
-      this.settled = RESOLVED_ZERO;
       this.endWindow();
       this.vad.windowSkipped();
     }
@@ -186,7 +221,6 @@ export class SileroStream {
     }
     const resolve = this.resolve;
     this.release();
-    this.settled = this.promise;
     resolve(this.lastProbability);
   }
 
@@ -217,6 +251,5 @@ export class SileroStream {
     this.fill = 0;
     this.lastProbability = 0;
     this.windowCount = 0;
-    this.settled = RESOLVED_ZERO;
   }
 }

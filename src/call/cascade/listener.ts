@@ -1,8 +1,9 @@
 /**
  * The caller's side of the pipeline, one frame at a time: (denoise) → STT → VAD → speech events.
- * Frames are processed strictly in order and the loop only asks for the next frame once the
- * VAD has answered for this one, which keeps the detector's timeline exact and gives a virtual
- * clock driver a clear "idle" point.
+ * Frames are processed strictly in order and the next frame is taken only once the VAD has
+ * answered for this one, which keeps the detector's timeline exact and gives a virtual clock
+ * driver a clear "idle" point. Frames are piped from the inbound queue (read in the media clock's
+ * playout turn) rather than awaited, which costs no promise per frame.
  *
  * The denoiser may answer synchronously (in-thread backends) or with a promise (the worker-backed
  * one, src/audio/denoise-worker.ts). The wait is tracked work, so a virtual clock stands still
@@ -16,9 +17,12 @@ import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
 import type { SpeechDetector, SpeechEvent } from '../../audio/vad/detector.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { WorkTracker } from './work.ts';
+import { readThrough, type PipeControl } from '../../media/rtp-session-queue.ts';
 
+/** A call's VAD stream (SileroStream). pushThen() is push() by callback; `done` may run inside it. */
 export interface VadStreamLike {
   push(frame: AudioFrame): Promise<number>;
+  pushThen(frame: AudioFrame, done: (probability: number) => void, fail: (error: Error) => void): void;
 }
 
 /**
@@ -57,27 +61,95 @@ export interface ListenerOptions {
 
 const isPromise = (x: AudioFrame | Promise<AudioFrame>): x is Promise<AudioFrame> => typeof (x as Promise<AudioFrame>).then === 'function';
 
-export async function listen(o: ListenerOptions): Promise<void> {
-  let audioMs: number | undefined;
-  for await (const frame of o.inbound) {
-    if (o.signal.aborted) break;
+/** Resolves when the caller's audio has ended (or the signal aborted it); rejects if the denoiser or the VAD fails. */
+export function listen(o: ListenerOptions): Promise<void> {
+  return new Promise((resolve, reject) => new Listener(o, resolve, reject).start());
+}
+
+/**
+ * One frame in flight at a time: the inbound pipe is paused from a frame's arrival until the VAD
+ * has answered for it, and frames arriving meanwhile wait in the source's queue. The steps are
+ * functions made once and the VAD answers by callback, so a frame costs no closure and no
+ * promise (only the worker denoiser's, when it runs).
+ */
+class Listener {
+  private pipe!: PipeControl;
+  private audioMs: number | undefined;
+  /** Start (call ms) of the frame in flight. */
+  private startMs = 0;
+  private finished = false;
+  /** Ends the VAD answer's count as tracked work (a virtual clock waits for it). */
+  private release: () => void = () => {};
+
+  constructor(
+    private readonly o: ListenerOptions,
+    private readonly resolve: () => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.pipe = readThrough(this.o.inbound, { item: (frame) => this.frame(frame), end: (error) => (error === undefined ? this.end() : this.fail(error)) });
+    this.pipe.resume();
+  }
+
+  private frame(frame: AudioFrame): void {
+    const o = this.o;
+    if (o.signal.aborted) return this.end();
+    this.pipe.pause();
     const frameMs = (frame.samples.length / frame.sampleRate) * 1000 || FRAME_MS;
     // The first frame arrived at its end: it started one frame earlier.
-    audioMs ??= Math.max(0, o.now() - frameMs);
-    const startMs = audioMs;
-    audioMs += frameMs;
-    o.recorder?.caller(startMs, frame.samples);
-    let clean = o.denoise ? o.denoise.process(frame) : frame;
-    if (isPromise(clean)) {
-      clean = await o.work.track(clean);
-      if (o.signal.aborted) break;
-    }
-    o.stt.write(clean);
-    const probability = await o.work.track(o.vad.push(clean));
-    if (o.signal.aborted) break;
-    const events = o.detector.push(probability, startMs);
-    if (events.length > 0) o.onSpeech(events);
+    this.audioMs ??= Math.max(0, o.now() - frameMs);
+    this.startMs = this.audioMs;
+    this.audioMs += frameMs;
+    o.recorder?.caller(this.startMs, frame.samples);
+    const clean = o.denoise ? o.denoise.process(frame) : frame;
+    if (isPromise(clean)) o.work.track(clean).then(this.denoised, this.failed);
+    else this.denoised(clean);
   }
-  const tail = o.detector.flush();
-  if (tail.length > 0 && !o.signal.aborted) o.onSpeech(tail);
+
+  private readonly denoised = (clean: AudioFrame): void => {
+    if (this.o.signal.aborted) return this.end();
+    try {
+      this.o.stt.write(clean);
+    } catch (error) {
+      return this.fail(error);
+    }
+    this.release = this.o.work.hold();
+    this.o.vad.pushThen(clean, this.heard, this.unheard);
+  };
+
+  private readonly heard = (probability: number): void => {
+    this.release();
+    if (this.o.signal.aborted) return this.end();
+    try {
+      const events = this.o.detector.push(probability, this.startMs);
+      if (events.length > 0) this.o.onSpeech(events);
+    } catch (error) {
+      return this.fail(error);
+    }
+    this.pipe.resume();
+  };
+
+  private readonly failed = (error: unknown): void => this.fail(error);
+
+  private readonly unheard = (error: Error): void => {
+    this.release();
+    this.fail(error);
+  };
+
+  private end(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.pipe.stop();
+    const tail = this.o.detector.flush();
+    if (tail.length > 0 && !this.o.signal.aborted) this.o.onSpeech(tail);
+    this.resolve();
+  }
+
+  private fail(error: unknown): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.pipe.stop();
+    this.reject(error);
+  }
 }

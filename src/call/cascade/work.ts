@@ -11,10 +11,14 @@ import type { TtsProvider, TtsSynthesisOptions } from '../../providers/tts/types
 
 export interface WorkTracker {
   track<T>(work: Promise<T>): Promise<T>;
+  /** Work that answers by callback rather than a promise: in flight until the returned function is called. */
+  hold(): () => void;
 }
 
+const nothingHeld = (): void => {};
+
 /** Production: nothing to track, the wall clock moves on its own. */
-export const untracked: WorkTracker = { track: (work) => work };
+export const untracked: WorkTracker = { track: (work) => work, hold: () => nothingHeld };
 
 /** Counts work in flight; the virtual-clock driver waits for `idle`. */
 export class BusyCounter implements WorkTracker {
@@ -29,6 +33,15 @@ export class BusyCounter implements WorkTracker {
     return work.finally(() => {
       this.pending--;
     });
+  }
+
+  hold(): () => void {
+    this.pending++;
+    let held = true;
+    return () => {
+      if (held) this.pending--;
+      held = false;
+    };
   }
 }
 

@@ -14,7 +14,7 @@
  */
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
-import { DropOldestQueue } from '../../media/rtp-session-queue.ts';
+import { DropOldestQueue, readThrough } from '../../media/rtp-session-queue.ts';
 import type { CallMedia, DtmfEvent, EngineEndCause } from '../engine.ts';
 
 /** What the switch needs of a call: a CallSession satisfies it. */
@@ -43,18 +43,20 @@ export class MediaSwitch {
   start(): void {
     if (this.started) return;
     this.started = true;
-    void (async () => {
-      try {
-        for await (const frame of this.call.inbound) {
-          for (const tap of this.taps) tap(frame);
-          this.sink?.(frame);
-        }
-      } finally {
+    // Frames are routed in the producer's turn (the media clock's playout) where the call's
+    // inbound can be piped; a tap or sink that throws ends the routing, as it ends the call.
+    const pipe = readThrough(this.call.inbound, {
+      item: (frame) => {
+        for (const tap of this.taps) tap(frame);
+        this.sink?.(frame);
+      },
+      end: () => {
         this.sink = undefined;
         this.taps.clear();
         this.resolveDone();
-      }
-    })();
+      },
+    });
+    pipe.resume();
   }
 
   /** Where caller frames go from now on; undefined drops them (hold). */

@@ -38,6 +38,17 @@ describe('engine plumbing', () => {
     expect(w.idle).toBe(true);
   });
 
+  it('BusyCounter.hold() counts callback work until released, once', () => {
+    const w = new BusyCounter();
+    const a = w.hold();
+    const b = w.hold();
+    a();
+    a();
+    expect(w.idle).toBe(false);
+    b();
+    expect(w.idle).toBe(true);
+  });
+
   it('WakeTimer fires once at the earliest wake', () => {
     const clock = new ManualClock(0);
     let fired = 0;

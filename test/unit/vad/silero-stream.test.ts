@@ -53,12 +53,47 @@ describe('SileroStream frames of any size', () => {
     const runs = vad.stats.runs;
     const a = s.push(frame(pcm.subarray(9000, 9100)));
     const b = s.push(frame(pcm.subarray(9100, 9200)));
-    // No promise per frame: the one the window's push resolved is handed out again.
+    // No promise per frame: one settled promise per probability, handed out again.
     expect(a).toBe(b);
     expect(await a).toBe(first);
     expect(vad.stats.runs).toBe(runs);
     s.reset();
     expect(await s.push(frame(pcm.subarray(0, 100)))).toBe(0);
+  });
+
+  it('pushThen() answers as push() does, at once when no window completes, and refuses an overlapping push', async () => {
+    const pcm = loadFixture('utt-yes');
+    const byPromise = vad.createStream({ narrowband: true });
+    const byCallback = vad.createStream({ narrowband: true });
+    for (let at = 0; at + 320 <= pcm.length; at += 320) {
+      const f = frame(pcm.subarray(at, at + 320));
+      const expected = await byPromise.push(f);
+      // 160 samples at 8 kHz a frame, 256 a window.
+      const completesWindow = Math.floor((at / 2 + 160) / 256) > Math.floor(at / 2 / 256);
+      let answer: number | undefined;
+      const done = new Promise<number>((resolve, reject) =>
+        byCallback.pushThen(
+          f,
+          (p) => {
+            answer = p;
+            resolve(p);
+          },
+          reject,
+        ),
+      );
+      // A frame that completes no window is answered inside the call.
+      if (!completesWindow) expect(answer).toBe(expected);
+      expect(await done).toBe(expected);
+    }
+    const s = vad.createStream();
+    const errors: Error[] = [];
+    const whole = frame(pcm.subarray(0, SILERO_WINDOW_SAMPLES));
+    const first = new Promise<number>((resolve) => s.pushThen(whole, resolve, (e) => errors.push(e)));
+    s.pushThen(whole, () => errors.push(new Error('answered')), (e) => errors.push(e));
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/before the previous push/)]);
+    await first;
+    s.pushThen({ samples: new Int16Array(320), sampleRate: 8000 }, () => {}, (e) => errors.push(e));
+    expect(errors[1]?.message).toMatch(/needs 16000 Hz/);
   });
 
   it('takes empty frames', async () => {

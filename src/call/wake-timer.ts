@@ -46,6 +46,8 @@ export class WakeTimer<K extends string> {
 export class FrameGridTicker {
   private timer: Timer | undefined;
   private stopped = false;
+  /** Made once: armed every frame. */
+  private readonly next = (): void => this.tick();
 
   constructor(
     private readonly clock: Clock,
@@ -70,7 +72,7 @@ export class FrameGridTicker {
     this.onTick();
     if (this.stopped) return;
     const now = this.now();
-    const next = (Math.floor(now / this.frameMs) + 1) * this.frameMs;
-    this.timer = this.clock.setTimeout(() => this.tick(), next - now);
+    const boundary = (Math.floor(now / this.frameMs) + 1) * this.frameMs;
+    this.timer = this.clock.setTimeout(this.next, boundary - now);
   }
 }

@@ -5,6 +5,7 @@ import { createRepos } from './store/index.ts';
 import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
+import { applyHeapGrowing } from './util/gc-tuning.ts';
 import { systemClock } from './util/clock.ts';
 import { createLogger } from './util/logger.ts';
 import { buildApp } from './api/app.ts';
@@ -33,6 +34,7 @@ const DRAIN_GRACE_MS = 20_000;
 /** The composition root: config → store → repos → trunks → SIP/media → API. */
 export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
   const logger = createLogger(config.logLevel);
+  applyHeapGrowing(config.heapGrowingPercent);
   // Before the store opens: a bad SWITCHBOARD_CATALOG stops start-up with nothing to clean up.
   const catalog = Catalog.load(config);
   const store = openStore(config.dataDir);

@@ -24,6 +24,12 @@ describe('configuration', () => {
     expect(c.calls).toEqual({ maxLiveCalls: 900, maxPerAccount: 40, maxPerTrunk: 30, maxLoopDelayMs: 0 });
   });
 
+  it('sets V8’s heap growing factor from SWITCHBOARD_HEAP_GROWING_PERCENT (200 by default, 0: V8’s own)', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(200);
+    expect(loadConfig({ SWITCHBOARD_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(loadConfig({ SWITCHBOARD_HEAP_GROWING_PERCENT: '150' }).heapGrowingPercent).toBe(150);
+  });
+
   it('moves RTP to its own thread with SWITCHBOARD_RTP_THREAD=1', () => {
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '0' }).rtp.thread).toBe(false);
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '1' }).rtp.thread).toBe(true);
@@ -48,6 +54,8 @@ describe('configuration', () => {
     ['SWITCHBOARD_MAX_CALLS', '0'],
     ['SWITCHBOARD_MAX_CALLS_PER_TRUNK', 'many'],
     ['SWITCHBOARD_MAX_LOOP_DELAY_MS', '-5'],
+    ['SWITCHBOARD_HEAP_GROWING_PERCENT', '-1'],
+    ['SWITCHBOARD_HEAP_GROWING_PERCENT', '5000'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -12,6 +12,7 @@
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { DenoiseStreamLike } from '../../audio/denoise-gate.ts';
 import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
 import type { SpeechDetector, SpeechEvent } from '../../audio/vad/detector.ts';
@@ -118,7 +119,8 @@ class Listener {
     this.o.vad.pushThen(clean, this.heard, this.unheard);
   };
 
-  private readonly heard = (probability: number): void => {
+  /** Bound to the listener's async context: the VAD answers from its worker's message turn. */
+  private readonly heard = AsyncResource.bind((probability: number): void => {
     this.release();
     if (this.o.signal.aborted) return this.end();
     try {
@@ -128,14 +130,14 @@ class Listener {
       return this.fail(error);
     }
     this.pipe.resume();
-  };
+  });
 
   private readonly failed = (error: unknown): void => this.fail(error);
 
-  private readonly unheard = (error: Error): void => {
+  private readonly unheard = AsyncResource.bind((error: Error): void => {
     this.release();
     this.fail(error);
-  };
+  });
 
   private end(): void {
     if (this.finished) return;

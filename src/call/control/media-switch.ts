@@ -12,6 +12,7 @@
  * control), and whose `close()` is handed to the conductor, which decides whether it means BYE
  * or only "this engine is done" (a handover).
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
 import { DropOldestQueue, readThrough } from '../../media/rtp-session-queue.ts';
@@ -45,16 +46,19 @@ export class MediaSwitch {
     this.started = true;
     // Frames are routed in the producer's turn (the media clock's playout) where the call's
     // inbound can be piped; a tap or sink that throws ends the routing, as it ends the call.
+    // The reader runs in the async context of start(), not the clock's, so what a frame sets
+    // off (a turn, its provider requests) belongs to this call for AsyncLocalStorage users
+    // (tracing, APM), as it did when the frames were awaited.
     const pipe = readThrough(this.call.inbound, {
-      item: (frame) => {
+      item: AsyncResource.bind((frame: AudioFrame) => {
         for (const tap of this.taps) tap(frame);
         this.sink?.(frame);
-      },
-      end: () => {
+      }),
+      end: AsyncResource.bind(() => {
         this.sink = undefined;
         this.taps.clear();
         this.resolveDone();
-      },
+      }),
     });
     pipe.resume();
   }

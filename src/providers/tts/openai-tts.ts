@@ -5,7 +5,8 @@
  * the first ~21 ms of audio have come in instead of after the whole utterance.
  *
  * The service sends audio faster than real time, and one network read can hold seconds of it.
- * The 24 → 16 kHz resampler costs about 50 µs of CPU per 20 ms frame on the event loop, so a read
+ * The 24 → 16 kHz resampler costs about 11 µs of CPU per 20 ms frame on the event loop (2.5 in
+ * the telephone band, `narrowband`; bench/resample.ts), and a read can hold seconds, so a read
  * is resampled in 20 ms slices, each slice's frames handed on before the next slice is computed
  * (the first frame goes out after one slice, not after the whole read), and after every
  * `BURST_MS` of audio the loop gets a turn (RTP, sockets, other calls) before the rest. The

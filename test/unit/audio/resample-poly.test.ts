@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Resampler } from '../../../src/audio/resample.ts';
-import { concat, sine } from './signal.ts';
+import { concat, firstDifference, lcg, noise, sine, stream } from './signal.ts';
 
 /**
  * Reference: the general path as it was before the lockstep loops (filter table and loop copied
@@ -92,44 +92,6 @@ class ReferencePoly {
     this.work = work.slice(n, n + hist);
     return out;
   }
-}
-
-/** Deterministic pseudo-random generator (LCG), so a failure reproduces. */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-/** Full-scale white noise, with runs of the extreme values so the clip branches are exercised. */
-function noise(samples: number, seed: number): Int16Array {
-  const rnd = lcg(seed);
-  const out = new Int16Array(samples);
-  for (let i = 0; i < samples; i++) {
-    const r = rnd();
-    out[i] = r < 0.05 ? 32767 : r < 0.1 ? -32768 : Math.floor(rnd() * 65536) - 32768;
-  }
-  return out;
-}
-
-/** Feed `pcm` in chunks given by `sizes` (cycled), through process() or processShared(). */
-function stream(r: { process(x: Int16Array): Int16Array }, pcm: Int16Array, sizes: readonly number[], shared = false): Int16Array {
-  const parts: Int16Array[] = [];
-  for (let i = 0, c = 0; i < pcm.length; c++) {
-    const size = sizes[c % sizes.length]!;
-    const chunk = pcm.subarray(i, i + size);
-    i += size;
-    parts.push(shared && r instanceof Resampler ? r.processShared(chunk).slice() : r.process(chunk));
-  }
-  return concat(parts);
-}
-
-function firstDifference(a: Int16Array, b: Int16Array): string {
-  if (a.length !== b.length) return `lengths ${a.length} vs ${b.length}`;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `sample ${i}: ${a[i]} vs ${b[i]}`;
-  return 'none';
 }
 
 /** Chunk sizes: single samples, sizes that leave every phase at a chunk boundary, 20 ms frames, odd and large. */

@@ -5,47 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Resampler, resample } from '../../../src/audio/resample.ts';
-import { concat, sine, snrDb, toneLevel } from './signal.ts';
+import { concat, firstDifference, lcg, noise, sine, snrDb, stream, toneLevel } from './signal.ts';
 
 const TELEPHONE = { band: 'telephone' } as const;
-
-/** Deterministic pseudo-random generator (LCG), so a failure reproduces. */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-/** Full-scale white noise, with runs of the extreme values so the clip branches are exercised. */
-function noise(samples: number, seed: number): Int16Array {
-  const rnd = lcg(seed);
-  const out = new Int16Array(samples);
-  for (let i = 0; i < samples; i++) {
-    const r = rnd();
-    out[i] = r < 0.05 ? 32767 : r < 0.1 ? -32768 : Math.floor(rnd() * 65536) - 32768;
-  }
-  return out;
-}
-
-/** Feed `pcm` in chunks given by `sizes` (cycled), through process() or processShared(). */
-function stream(r: Resampler, pcm: Int16Array, sizes: readonly number[], shared = false): Int16Array {
-  const parts: Int16Array[] = [];
-  for (let i = 0, c = 0; i < pcm.length; c++) {
-    const size = sizes[c % sizes.length]!;
-    const chunk = pcm.subarray(i, i + size);
-    i += size;
-    parts.push(shared ? r.processShared(chunk).slice() : r.process(chunk));
-  }
-  return concat(parts);
-}
-
-function firstDifference(a: Int16Array, b: Int16Array): string {
-  if (a.length !== b.length) return `lengths ${a.length} vs ${b.length}`;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `sample ${i}: ${a[i]} vs ${b[i]}`;
-  return 'none';
-}
 
 /**
  * Reference: the telephone filter's design (centre 12 at 48 kHz, cutoff 7.3 kHz, Kaiser beta

@@ -51,3 +51,41 @@ export function concat(parts: readonly Int16Array[]): Int16Array {
   }
   return out;
 }
+
+/** Deterministic pseudo-random generator (LCG), so a failure reproduces. */
+export function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Full-scale white noise, with runs of the extreme values so the clip branches are exercised. */
+export function noise(samples: number, seed: number): Int16Array {
+  const rnd = lcg(seed);
+  const out = new Int16Array(samples);
+  for (let i = 0; i < samples; i++) {
+    const r = rnd();
+    out[i] = r < 0.05 ? 32767 : r < 0.1 ? -32768 : Math.floor(rnd() * 65536) - 32768;
+  }
+  return out;
+}
+
+/** Feed `pcm` in chunks given by `sizes` (cycled), through process() or (`shared`, where there is one) processShared(). */
+export function stream(r: { process(x: Int16Array): Int16Array; processShared?(x: Int16Array): Int16Array }, pcm: Int16Array, sizes: readonly number[], shared = false): Int16Array {
+  const parts: Int16Array[] = [];
+  for (let i = 0, c = 0; i < pcm.length; c++) {
+    const size = sizes[c % sizes.length]!;
+    const chunk = pcm.subarray(i, i + size);
+    i += size;
+    parts.push(shared && r.processShared ? r.processShared(chunk).slice() : r.process(chunk));
+  }
+  return concat(parts);
+}
+
+export function firstDifference(a: Int16Array, b: Int16Array): string {
+  if (a.length !== b.length) return `lengths ${a.length} vs ${b.length}`;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `sample ${i}: ${a[i]} vs ${b[i]}`;
+  return 'none';
+}

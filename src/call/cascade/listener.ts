@@ -79,6 +79,13 @@ class Listener {
   /** Start (call ms) of the frame in flight. */
   private startMs = 0;
   private finished = false;
+  /**
+   * Speech events, in the async context the listener was started in: frames come in the media
+   * clock's turn and VAD answers in its worker's, yet a turn and its provider requests belong to
+   * the call (AsyncLocalStorage users: tracing, APM, the latency benchmark's probe). Bound once,
+   * here rather than per frame, since speech events are what sets such work off.
+   */
+  private readonly onSpeech: (events: SpeechEvent[]) => void;
   /** Ends the VAD answer's count as tracked work (a virtual clock waits for it). */
   private release: () => void = () => {};
 
@@ -86,7 +93,9 @@ class Listener {
     private readonly o: ListenerOptions,
     private readonly resolve: () => void,
     private readonly reject: (error: unknown) => void,
-  ) {}
+  ) {
+    this.onSpeech = AsyncResource.bind(o.onSpeech);
+  }
 
   start(): void {
     this.pipe = readThrough(this.o.inbound, { item: (frame) => this.frame(frame), end: (error) => (error === undefined ? this.end() : this.fail(error)) });
@@ -119,32 +128,31 @@ class Listener {
     this.o.vad.pushThen(clean, this.heard, this.unheard);
   };
 
-  /** Bound to the listener's async context: the VAD answers from its worker's message turn. */
-  private readonly heard = AsyncResource.bind((probability: number): void => {
+  private readonly heard = (probability: number): void => {
     this.release();
     if (this.o.signal.aborted) return this.end();
     try {
       const events = this.o.detector.push(probability, this.startMs);
-      if (events.length > 0) this.o.onSpeech(events);
+      if (events.length > 0) this.onSpeech(events);
     } catch (error) {
       return this.fail(error);
     }
     this.pipe.resume();
-  });
+  };
 
   private readonly failed = (error: unknown): void => this.fail(error);
 
-  private readonly unheard = AsyncResource.bind((error: Error): void => {
+  private readonly unheard = (error: Error): void => {
     this.release();
     this.fail(error);
-  });
+  };
 
   private end(): void {
     if (this.finished) return;
     this.finished = true;
     this.pipe.stop();
     const tail = this.o.detector.flush();
-    if (tail.length > 0 && !this.o.signal.aborted) this.o.onSpeech(tail);
+    if (tail.length > 0 && !this.o.signal.aborted) this.onSpeech(tail);
     this.resolve();
   }
 

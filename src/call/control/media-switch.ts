@@ -12,7 +12,6 @@
  * control), and whose `close()` is handed to the conductor, which decides whether it means BYE
  * or only "this engine is done" (a handover).
  */
-import { AsyncResource } from 'node:async_hooks';
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { OutboundAudio } from '../../media/media-types.ts';
 import { DropOldestQueue, readThrough } from '../../media/rtp-session-queue.ts';
@@ -44,21 +43,21 @@ export class MediaSwitch {
   start(): void {
     if (this.started) return;
     this.started = true;
-    // Frames are routed in the producer's turn (the media clock's playout) where the call's
-    // inbound can be piped; a tap or sink that throws ends the routing, as it ends the call.
-    // The reader runs in the async context of start(), not the clock's, so what a frame sets
-    // off (a turn, its provider requests) belongs to this call for AsyncLocalStorage users
-    // (tracing, APM), as it did when the frames were awaited.
+    // Frames are routed in the producer's turn (the media clock's playout, and its async
+    // context) where the call's inbound can be piped; a tap or sink that throws ends the
+    // routing, as it ends the call. Sinks only queue or write frames; what a frame may set off
+    // beyond that (a turn, its provider requests) is put back in the call's async context by
+    // whoever does it (the cascade's listener binds its speech events).
     const pipe = readThrough(this.call.inbound, {
-      item: AsyncResource.bind((frame: AudioFrame) => {
+      item: (frame) => {
         for (const tap of this.taps) tap(frame);
         this.sink?.(frame);
-      }),
-      end: AsyncResource.bind(() => {
+      },
+      end: () => {
         this.sink = undefined;
         this.taps.clear();
         this.resolveDone();
-      }),
+      },
     });
     pipe.resume();
   }

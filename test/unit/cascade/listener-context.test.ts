@@ -1,6 +1,6 @@
 // Caller frames are piped in the media clock's turn and the VAD answers from its worker's turn;
-// what they set off must still run in the call's async context (AsyncLocalStorage: tracing, APM),
-// as it did when every hop was awaited.
+// the speech events they set off (a turn, its provider requests) must still run in the call's
+// async context (AsyncLocalStorage: tracing, APM), as they did when every hop was awaited.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
@@ -25,17 +25,17 @@ class LaterVad implements VadStreamLike {
 }
 
 describe('the call’s async context across piped frames', () => {
-  it('taps and the listener’s speech events run in the context the call started them in', async () => {
+  it('the listener’s speech events run in the context the call started it in', async () => {
     const inbound = new DropOldestQueue<AudioFrame>(50);
     const outbound = { write: () => true, writeStream: async () => {}, flush: () => 0, playing: false, codec: 'PCMU' } as never;
     const call = { inbound, outbound, sendDtmf: async () => {}, on: () => call, off: () => call };
-    const seenByTap: (string | undefined)[] = [];
+    let frames = 0;
     const seenBySpeech: (string | undefined)[] = [];
     const events: SpeechEvent[] = [];
     const ac = new AbortController();
     const done = als.run('call A', () => {
       const sw = new MediaSwitch(call);
-      sw.tap(() => seenByTap.push(als.getStore()));
+      sw.tap(() => frames++);
       const view = sw.engineView(async () => {});
       sw.start();
       return listen({
@@ -61,8 +61,7 @@ describe('the call’s async context across piped frames', () => {
       inbound.end();
     });
     await done;
-    expect(seenByTap.length).toBe(60);
-    expect(new Set(seenByTap)).toEqual(new Set(['call A']));
+    expect(frames).toBe(60);
     expect(events.map((e) => e.type)).toContain('speech-start');
     expect(new Set(seenBySpeech)).toEqual(new Set(['call A']));
   });

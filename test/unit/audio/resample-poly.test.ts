@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Resampler } from '../../../src/audio/resample.ts';
-import { concat, firstDifference, lcg, noise, sine, stream } from './signal.ts';
+import { besselI0, concat, firstDifference, lcg, noise, sine, stream } from './signal.ts';
 
 /**
  * Reference: the general path as it was before the lockstep loops (filter table and loop copied
@@ -25,17 +25,6 @@ class ReferencePoly {
     const g = gcd(fromRate, toRate);
     const up = toRate / g;
     const down = fromRate / g;
-    const besselI0 = (x: number): number => {
-      let sum = 1;
-      let term = 1;
-      const q = (x * x) / 4;
-      for (let k = 1; k < 50; k++) {
-        term *= q / (k * k);
-        sum += term;
-        if (term < sum * 1e-12) break;
-      }
-      return sum;
-    };
     const halfSpan = up * 16 * Math.max(1, Math.ceil(down / up));
     const centre = Math.ceil(halfSpan / down) * down;
     const taps = Math.ceil((2 * centre) / up);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Resampler, resample } from '../../../src/audio/resample.ts';
-import { concat, firstDifference, lcg, noise, sine, snrDb, stream, toneLevel } from './signal.ts';
+import { besselI0, concat, firstDifference, lcg, noise, sine, snrDb, stream, toneLevel } from './signal.ts';
 
 const TELEPHONE = { band: 'telephone' } as const;
 
@@ -15,17 +15,6 @@ const TELEPHONE = { band: 'telephone' } as const;
  * sample first, as the plain general-path loop does.
  */
 function referenceTelephone(input: Int16Array): Int16Array {
-  const besselI0 = (x: number): number => {
-    let sum = 1;
-    let term = 1;
-    const q = (x * x) / 4;
-    for (let k = 1; k < 50; k++) {
-      term *= q / (k * k);
-      sum += term;
-      if (term < sum * 1e-12) break;
-    }
-    return sum;
-  };
   const up = 2;
   const down = 3;
   const centre = 12;

@@ -89,3 +89,16 @@ export function firstDifference(a: Int16Array, b: Int16Array): string {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `sample ${i}: ${a[i]} vs ${b[i]}`;
   return 'none';
 }
+
+/** Modified Bessel function of the first kind, order 0: the reference filters' Kaiser window, written apart from src/. */
+export function besselI0(x: number): number {
+  let sum = 1;
+  let term = 1;
+  const q = (x * x) / 4;
+  for (let k = 1; k < 50; k++) {
+    term *= q / (k * k);
+    sum += term;
+    if (term < sum * 1e-12) break;
+  }
+  return sum;
+}

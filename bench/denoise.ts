@@ -8,10 +8,13 @@
  * Denoiser-only lines: CPU time of the event-loop thread (schedstat), where both denoisers run;
  * lines with the VAD: process CPU time (user+system, every thread), as in bench/vad.ts, since
  * Silero may run on a thread of its own. Input is speech and noise fixtures back to back so the
- * gain and noise tracking follow real paths (no all-zero shortcuts), as recorded (wideband) and as
- * a G.711 call delivers it (through 8 kHz and back: the telephone-band lines). The narrowband lines
- * are what a G.711 call gets: `createStream({ narrowband: true })`, the suppressor at 8 kHz
- * between a half-band decimator and interpolator; compare them with the telephone-band lines.
+ * gain and noise tracking follow real paths (no all-zero shortcuts), as recorded (wideband), as
+ * telephone-band audio at 16 kHz (through 8 kHz and back: the telephone-band lines, a wideband
+ * stream on such audio) and at 8 kHz (the narrowband lines). The narrowband lines are what a
+ * G.711 call gets: `createStream({ narrowband: true })` fed the call's 8 kHz frames (160 samples
+ * per 20 ms), the suppressor at 8 kHz on them as they come (RNNoise: resampled 8 ↔ 48 kHz), and
+ * the VAD's narrowband stream on the denoised 8 kHz frames; compare them with the telephone-band
+ * lines.
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -41,10 +44,12 @@ const frames: AudioFrame[] = ['utt-address', 'noise-street', 'utt-phone-number',
   })
   .flatMap((pcm) => splitPcm(pcm))
   .map((samples) => ({ samples, sampleRate: SAMPLE_RATE }));
-// The same audio as a G.711 call delivers it: through 8 kHz and back up (nothing above 4 kHz).
-const telephoneFrames: AudioFrame[] = splitPcm(resample(resample(concatPcm(frames.map((f) => f.samples)), SAMPLE_RATE, 8000), 8000, SAMPLE_RATE)).map(
-  (samples) => ({ samples, sampleRate: SAMPLE_RATE }),
-);
+// The same audio as a G.711 call carries it: at 8 kHz (narrowband streams take these frames), and
+// brought back up to 16 kHz (nothing above 4 kHz: a wideband stream on telephone-band audio).
+const NARROW_RATE = 8000;
+const narrowPcm = resample(concatPcm(frames.map((f) => f.samples)), SAMPLE_RATE, NARROW_RATE);
+const narrowFrames: AudioFrame[] = splitPcm(narrowPcm, NARROW_RATE / FRAMES_PER_SECOND).map((samples) => ({ samples, sampleRate: NARROW_RATE }));
+const telephoneFrames: AudioFrame[] = splitPcm(resample(narrowPcm, NARROW_RATE, SAMPLE_RATE)).map((samples) => ({ samples, sampleRate: SAMPLE_RATE }));
 
 /**
  * CPU time of `body` on this thread (schedstat of the event-loop thread). The denoisers run
@@ -96,8 +101,9 @@ const vad = await SileroVad.load();
 
 // Warm-up: let the JIT optimise the hot loops and RNNoise's wasm tier up before measuring.
 runBackend(spectral, 2000);
-runBackend(spectral, 2000, telephoneFrames, NARROWBAND);
+runBackend(spectral, 2000, narrowFrames, NARROWBAND);
 runBackend(rnnoise, 500);
+runBackend(rnnoise, 500, narrowFrames, NARROWBAND);
 {
   const s = vad.createStream();
   for (const f of frames.slice(0, 300)) await s.push(f);
@@ -112,8 +118,9 @@ report('spectral denoise, 1 call', best(() => runBackend(spectral, n)));
 report('spectral denoise, floor 12 dB', best(() => runBackend(new SpectralDenoiser({ floorDb: 12 }), n)));
 report('spectral denoise, telephone band, 1 call', best(() => runBackend(spectral, n, telephoneFrames)));
 report('  the same without the empty-band skip', best(() => runBackend(new SpectralDenoiser({ narrowbandSkip: false }), n, telephoneFrames)));
-report('spectral denoise, narrowband (8 kHz inside), 1 call', best(() => runBackend(spectral, n, telephoneFrames, NARROWBAND)));
+report('spectral denoise, narrowband (8 kHz frames), 1 call', best(() => runBackend(spectral, n, narrowFrames, NARROWBAND)));
 report('RNNoise denoise (48 kHz + resampling), 1 call', best(() => runBackend(rnnoise, Math.min(n, 2500))));
+report('RNNoise denoise, narrowband (8 kHz frames), 1 call', best(() => runBackend(rnnoise, Math.min(n, 2500), narrowFrames, NARROWBAND)));
 // Many calls interleaved: per-stream state stays in cache less well than one hot stream.
 function interleaved(input: AudioFrame[], options?: DenoiserStreamOptions): number {
   const streams = Array.from({ length: 150 }, () => spectral.createStream(options));
@@ -125,12 +132,13 @@ function interleaved(input: AudioFrame[], options?: DenoiserStreamOptions): numb
 }
 report('spectral denoise, 150 calls interleaved', interleaved(frames));
 report('spectral denoise, telephone band, 150 calls interleaved', interleaved(telephoneFrames));
-report('spectral denoise, narrowband, 150 calls interleaved', interleaved(telephoneFrames, NARROWBAND));
+report('spectral denoise, narrowband (8 kHz), 150 calls interleaved', interleaved(narrowFrames, NARROWBAND));
 
-// One call's caller side as the cascade runs it (src/call/cascade/listener.ts): denoise, then VAD.
+// One call's caller side as the cascade runs it (src/call/cascade/listener.ts): denoise, then VAD,
+// both in the call's mode (narrowband: both streams on 8 kHz frames).
 async function perCall(backend: DenoiserBackend | undefined, input = frames, options?: DenoiserStreamOptions): Promise<number> {
   const d = backend?.createStream(options);
-  const v = vad.createStream();
+  const v = vad.createStream({ narrowband: options?.narrowband === true });
   const ms = await cpuMsAsync(async () => {
     for (let i = 0; i < n; i++) {
       const f = input[i % input.length]!;
@@ -142,7 +150,8 @@ async function perCall(backend: DenoiserBackend | undefined, input = frames, opt
 }
 report('VAD alone, 1 call', await perCall(undefined), true);
 report('VAD + spectral denoise, 1 call', await perCall(spectral), true);
-report('VAD + spectral denoise narrowband, telephone band, 1 call', await perCall(spectral, telephoneFrames, NARROWBAND), true);
+report('VAD alone narrowband (8 kHz frames), 1 call', await perCall(undefined, narrowFrames, NARROWBAND), true);
+report('VAD + spectral denoise, narrowband (8 kHz frames), 1 call', await perCall(spectral, narrowFrames, NARROWBAND), true);
 report('VAD + RNNoise denoise, 1 call', await perCall(rnnoise), true);
 
 // 150 calls whose frames land in the same event-loop turn, as under load: the VAD batches them

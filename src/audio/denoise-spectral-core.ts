@@ -1,6 +1,6 @@
 /**
  * The spectral suppressor itself, at either rate it runs at: 16 kHz (wideband streams) or 8 kHz
- * (narrowband streams, which resample around it; see ./denoise-spectral.ts). Classic
+ * (narrowband streams, on a G.711 call's 8 kHz frames as they come; see ./denoise-spectral.ts). Classic
  * single-channel STFT enhancement:
  *
  *   analysis   a 20 ms sqrt-Hann window, hop 10 ms (50 % overlap), zero-padded to the next power
@@ -53,9 +53,10 @@ const XI_MIN = 10 ** (-25 / 10);
 /** Noise PSD floor, in (int16 sample)² × window energy: avoids 0/0 after digital silence. */
 const NOISE_FLOOR = 1e-3;
 
-// Telephone band inside wideband streams. Most calls are G.711: 8 kHz audio the media layer
-// upsamples to 16 kHz, so nothing but the resampler's leakage (−60 dB and below from 5 kHz) lies
-// above 4 kHz. While that holds, tracking noise and computing a gain for the empty bins is wasted
+// Telephone band inside wideband streams. G.711 calls get narrowband streams at 8 kHz, but 16 kHz
+// audio may still be telephone band (upsampled 8 kHz: a wideband codec whose far end is the
+// PSTN, a call that moved to a wideband codec), with nothing but the resampler's leakage (−60 dB
+// and below from 5 kHz) above 4 kHz. While that holds, tracking noise and computing a gain for the empty bins is wasted
 // work (about 40 % of the per-bin part of a hop), and they just get the floor gain. Only at
 // 16 kHz: at 8 kHz there is no band above 4 kHz (and a narrowband stream is the cheaper answer).
 /** Lower edge of the band checked for emptiness (bin 160 at 16 kHz). */

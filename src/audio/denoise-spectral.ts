@@ -1,51 +1,62 @@
 /**
- * Cheap noise suppression for 16 kHz telephone speech: the engine's default denoiser backend
- * (see DenoiserBackend in ./denoise.ts). The suppressor — STFT, MCRA noise tracking, MMSE-LSA
- * gain, overlap-add — is ./denoise-spectral-core.ts; this file holds the backend and its two
- * kinds of stream:
+ * Cheap noise suppression for telephone speech: the engine's default denoiser backend (see
+ * DenoiserBackend in ./denoise.ts). The suppressor — STFT, MCRA noise tracking, MMSE-LSA gain,
+ * overlap-add — is ./denoise-spectral-core.ts; this file holds the backend and its two kinds of
+ * stream, one per rate the engine carries a caller's audio at:
  *
- *   wideband (default)  the suppressor at 16 kHz on the frames as they come: 20 ms window, hop
- *                       160, 512-point FFT, 257 bins. Delay exactly one hop: 160 samples, 10 ms.
- *   narrowband          for telephone-band calls (G.711: 8 kHz audio the media layer upsamples to
- *                       16 kHz, nothing above 4 kHz): decimated to 8 kHz (./resample.ts half-band,
- *                       per-stream state), the same suppressor at 8 kHz (hop 80, 256-point FFT,
- *                       129 bins: the same 31.25 Hz bins as wideband, minus the empty upper
- *                       half), interpolated back to 16 kHz. Delay exactly 193 samples, 12.0625 ms:
- *                       decimator 16 + suppressor 160 + interpolator 17 (at 16 kHz); not padded to
- *                       a round figure, since every sample of delay is latency on the turn.
- *                       The resampling pair rolls off above 3.4 kHz (−0.8 dB there, −2.5 dB at
- *                       3.6, −5 dB at 3.8 kHz) and passes nothing from ~4.5 kHz, so a call that
- *                       moves to a wideband codec keeps telephone band until its stream is
- *                       replaced.
+ *   wideband (default)  16 kHz frames: the suppressor at 16 kHz, 20 ms window, hop 160, 512-point
+ *                       FFT, 257 bins. Delay exactly one hop: 160 samples, 10 ms.
+ *   narrowband          8 kHz frames, for telephone-band calls (G.711), whose audio the engine
+ *                       keeps at the codec's 8 kHz end to end: the same suppressor at 8 kHz, hop
+ *                       80, 256-point FFT, 129 bins (the same 31.25 Hz bins as wideband, minus the
+ *                       band above 4 kHz such a call does not carry). No resampling inside, so
+ *                       nothing of the 0–4 kHz band is rolled off or delayed beyond the STFT's
+ *                       own hop: delay exactly one hop, 80 samples, 10 ms, as wideband.
  *
- * Contract, both modes: any 16 kHz frame whose length is a multiple of 160 samples (20 ms = 320
- * in practice) in, a new frame of the same length out, delayed by exactly `delayMs` (the stream's,
- * or the backend's `delayMsFor(options)`). Digital silence in gives digital silence out.
+ * Contract: a frame at the stream's rate (16 kHz wideband, 8 kHz narrowband) whose length is a
+ * multiple of the hop (160 samples, narrowband 80: 10 ms; 20 ms in practice) in, a new frame of
+ * the same rate and length out, delayed by exactly `delayMs` (the stream's, or the backend's
+ * `delayMsFor(options)`). A frame at the other rate is refused (RangeError naming both rates):
+ * a frame's length alone cannot tell them apart (320 samples is 20 ms at 16 kHz and four 8 kHz
+ * hops), and audio taken for the wrong rate would be suppressed with every frequency off by a
+ * factor of two, silently. Digital silence in gives digital silence out.
  *
- * Cost: wideband ~0.027 ms CPU per 20 ms frame on a 2.6 GHz EPYC (bench/denoise.ts; ~15 % less
- * on telephone-band audio, whose empty band above 5 kHz it skips, see NB_EDGE_HZ in the core).
- * Narrowband: the suppressor at 8 kHz is half the work of the full 16 kHz one (FFTs and per-bin
- * maths at half the size: ~0.016 against ~0.030 ms), and the two half-band filters add
- * ~0.005 ms, about a quarter of the total: ~0.02 ms per frame, 10–15 % below a wideband
- * stream on the same telephone-band audio (see bench/denoise.ts's narrowband lines). RNNoise
- * costs ~0.4–0.5 ms at 48 kHz with resampling, and (a recurrent network) is still the better
- * choice for heavy, fast-changing noise — babble, music, clatter — that a minimum-tracking
- * estimator follows too slowly; this one is for the steady and slowly varying noise of phone
- * lines, cars, streets, fans and rooms, which is most of what callers have.
+ * Cost per 20 ms frame of one call (bench/denoise.ts, run on 2026-11-26: 2-core AMD EPYC VM,
+ * Node 20.20.2, other work on the machine; an earlier run on a quieter 2.6 GHz EPYC measured
+ * wideband at ~0.027 ms, so compare ratios rather than absolute figures across machines):
+ *   wideband    0.058 ms CPU on recorded audio; 0.044 ms on telephone-band audio at 16 kHz, whose
+ *               empty band above 5 kHz it skips (NB_EDGE_HZ in the core; 0.052 ms without the
+ *               skip). 150 calls interleaved: 0.049 and 0.038 ms.
+ *   narrowband  0.020 ms (150 calls interleaved: 0.022 ms): 45 % of a wideband stream on the same
+ *               telephone-band audio (58 % interleaved). The suppressor at 8 kHz is half the work
+ *               (FFTs and per-bin maths at half the size), and nothing is added to it: the
+ *               half-band decimator and interpolator of the former 16 kHz-in, 16 kHz-out
+ *               narrowband stream (a quarter of its cost) are gone.
+ * RNNoise costs 0.41 ms (narrowband 0.40 ms) at 48 kHz with resampling, and (a recurrent
+ * network) is still the better choice for heavy, fast-changing noise — babble, music, clatter —
+ * that a minimum-tracking estimator follows too slowly; this one is for the steady and slowly
+ * varying noise of phone lines, cars, streets, fans and rooms, which is most of what callers have.
  *
  * Known limits: a noise that steps up by more than ~7 dB is treated as speech until the minimum
  * window rolls over (~1 s), and a loud broadband burst over an otherwise suppressed background
  * stands out more than before, which can nudge Silero on a steady tonal background (hum).
  */
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
-import { Resampler } from './resample.ts';
 import { HOP_MS, SpectralBand, SpectralCore } from './denoise-spectral-core.ts';
+import { NARROWBAND_RATE } from './narrowband-frame.ts';
 import type { DenoiserBackend, DenoiserStream, DenoiserStreamOptions } from './denoise.ts';
 
-/** The rate narrowband streams run the suppressor at. */
-const NARROW_RATE = 8000;
-/** Input frames must be whole hops at 16 kHz (whole hops at 8 kHz after decimation too). */
-const QUANTUM = (SAMPLE_RATE * HOP_MS) / 1000;
+/**
+ * A narrowband stream's frames (either backend) are at NARROWBAND_RATE: a G.711 call's own rate,
+ * which the engine keeps the caller's audio at (./narrowband-frame.ts). Wideband streams take
+ * SAMPLE_RATE (16 kHz).
+ */
+export { NARROWBAND_RATE };
+
+/** The rate of the frames a stream created with `options` takes and returns. */
+export function denoiserRate(options?: DenoiserStreamOptions): number {
+  return options?.narrowband ? NARROWBAND_RATE : SAMPLE_RATE;
+}
 
 export interface SpectralDenoiserOptions {
   /** Most attenuation applied to any bin, in dB (positive). Default 18. */
@@ -78,7 +89,7 @@ export class SpectralDenoiser implements DenoiserBackend {
     this.narrowbandSkip = options.narrowbandSkip ?? true;
     const band = { gainFloor: this.gainFloor, narrowbandSkip: this.narrowbandSkip };
     this.wide = new SpectralBand(SAMPLE_RATE, band);
-    this.narrow = new SpectralBand(NARROW_RATE, band);
+    this.narrow = new SpectralBand(NARROWBAND_RATE, band);
   }
 
   /** Same shape as `Denoiser.load()`; nothing to load, but start-up code can treat both alike. */
@@ -86,7 +97,10 @@ export class SpectralDenoiser implements DenoiserBackend {
     return Promise.resolve(new SpectralDenoiser(options));
   }
 
-  /** The exact delay of a stream created with `options`, in ms: 10 wideband, 12.0625 narrowband. */
+  /**
+   * The exact delay of a stream created with `options`, in ms: 10 in both modes (one hop of the
+   * suppressor: 160 samples at 16 kHz, 80 at 8 kHz).
+   */
   delayMsFor(options?: DenoiserStreamOptions): number {
     return options?.narrowband ? SpectralNarrowbandStream.delayMs : SpectralDenoiseStream.delayMs;
   }
@@ -96,34 +110,38 @@ export class SpectralDenoiser implements DenoiserBackend {
   }
 }
 
-function checkFrame(frame: AudioFrame, closed: boolean, what: string): void {
-  if (closed) throw new Error(`${what} is closed`);
-  if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`denoiser needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate}`);
-  const n = frame.samples.length;
-  if (n % QUANTUM !== 0) throw new RangeError(`denoiser frames must be a multiple of ${QUANTUM} samples, got ${n}`);
-}
-
-/** One call's wideband denoiser: the suppressor at 16 kHz. Plain JS memory: close() only marks it closed. */
-export class SpectralDenoiseStream implements DenoiserStream {
-  /** Audio delay in ms: one hop, 160 samples (the second half of each window waits for the next hop). */
+/**
+ * One call's suppressor at one rate, on the frames as they come (no resampling): `hop` samples
+ * of input become as many of output, one hop later. Plain JS memory: close() only marks it closed.
+ */
+abstract class SpectralStream implements DenoiserStream {
+  /** Audio delay in ms: one hop (the second half of each window waits for the next hop). */
   static readonly delayMs = HOP_MS;
-  readonly delayMs = SpectralDenoiseStream.delayMs;
+  readonly delayMs = HOP_MS;
   private closed = false;
   private readonly core: SpectralCore;
 
-  constructor(shared: SpectralDenoiser) {
-    this.core = new SpectralCore(shared.wide);
+  constructor(
+    band: SpectralBand,
+    /** The rate of the frames this stream takes and returns. */
+    readonly sampleRate: number,
+    private readonly what: string,
+  ) {
+    this.core = new SpectralCore(band);
   }
 
-  /** Denoise one 16 kHz frame (a multiple of 10 ms; 20 ms in practice) into a new frame. */
+  /** Denoise one frame (a multiple of 10 ms at the stream's rate; 20 ms in practice) into a new frame. */
   process(frame: AudioFrame): AudioFrame {
-    checkFrame(frame, this.closed, 'SpectralDenoiseStream');
+    if (this.closed) throw new Error(`${this.what} is closed`);
+    const rate = this.sampleRate;
+    if (frame.sampleRate !== rate) throw new RangeError(`${this.what} needs ${rate} Hz frames, got ${frame.sampleRate} Hz`);
     const input = frame.samples;
+    const hop = this.core.band.hop;
+    if (input.length % hop !== 0) throw new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${hop} samples, got ${input.length}`);
     // The frame contract: the output owns its samples, so this is the one allocation per frame.
     const out = new Int16Array(input.length);
-    const hop = this.core.band.hop;
     for (let at = 0; at < input.length; at += hop) this.core.hop(input, at, out);
-    return { samples: out, sampleRate: SAMPLE_RATE };
+    return { samples: out, sampleRate: rate };
   }
 
   /** Marks the stream closed (idempotent); there is no native memory to free. */
@@ -132,58 +150,19 @@ export class SpectralDenoiseStream implements DenoiserStream {
   }
 }
 
-/**
- * The narrowband path's delay in 16 kHz samples, from the resamplers' own figures: the decimator
- * (8 samples at 8 kHz), one hop of the suppressor at 8 kHz (80), the interpolator (17 at 16 kHz).
- * Each is exact: the half-band filters are symmetric around a whole sample.
- */
-function narrowbandDelaySamples(): number {
-  const up = SAMPLE_RATE / NARROW_RATE;
-  const down = new Resampler(SAMPLE_RATE, NARROW_RATE).delay;
-  const hop = (NARROW_RATE * HOP_MS) / 1000;
-  return up * (down + hop) + new Resampler(NARROW_RATE, SAMPLE_RATE).delay;
-}
-const NARROWBAND_DELAY = narrowbandDelaySamples();
-
-/**
- * One call's narrowband denoiser: 16 kHz frames in and out, the suppressor at 8 kHz in between
- * (see the header). Plain JS memory: close() only marks it closed.
- */
-export class SpectralNarrowbandStream implements DenoiserStream {
-  /** Audio delay in ms: 193 samples at 16 kHz, 12.0625 ms (see narrowbandDelaySamples). */
-  static readonly delayMs = (NARROWBAND_DELAY * 1000) / SAMPLE_RATE;
-  readonly delayMs = SpectralNarrowbandStream.delayMs;
-  private closed = false;
-  private readonly core: SpectralCore;
-  private readonly down = new Resampler(SAMPLE_RATE, NARROW_RATE);
-  private readonly up = new Resampler(NARROW_RATE, SAMPLE_RATE);
-  /** The denoised 8 kHz frame, reused (its length follows the frames', 160 in practice). */
-  private low = new Int16Array(0);
-
+/** One call's wideband denoiser: 16 kHz frames, the suppressor at 16 kHz. Delay 160 samples, 10 ms. */
+export class SpectralDenoiseStream extends SpectralStream {
   constructor(shared: SpectralDenoiser) {
-    this.core = new SpectralCore(shared.narrow);
+    super(shared.wide, SAMPLE_RATE, 'SpectralDenoiseStream');
   }
+}
 
-  /** Denoise one 16 kHz frame (a multiple of 10 ms; 20 ms in practice) into a new frame. */
-  process(frame: AudioFrame): AudioFrame {
-    checkFrame(frame, this.closed, 'SpectralNarrowbandStream');
-    const input = frame.samples;
-    // A view the decimator reuses; read fully below before its next call. Exactly half the
-    // input for an even length: any other count would shift the audio silently.
-    const narrow = this.down.processShared(input);
-    if (narrow.length * 2 !== input.length) throw new Error(`decimator produced ${narrow.length} samples for ${input.length}`);
-    if (this.low.length !== narrow.length) this.low = new Int16Array(narrow.length);
-    const low = this.low;
-    const hop = this.core.band.hop;
-    for (let at = 0; at < narrow.length; at += hop) this.core.hop(narrow, at, low);
-    // process() (not processShared) returns a new array: the frame's own samples.
-    const samples = this.up.process(low);
-    if (samples.length !== input.length) throw new Error(`interpolator produced ${samples.length} samples for ${input.length}`);
-    return { samples, sampleRate: SAMPLE_RATE };
-  }
-
-  /** Marks the stream closed (idempotent); there is no native memory to free. */
-  close(): void {
-    this.closed = true;
+/**
+ * One call's narrowband denoiser: 8 kHz frames (a G.711 call's audio at its own rate), the
+ * suppressor at 8 kHz. Delay 80 samples, 10 ms.
+ */
+export class SpectralNarrowbandStream extends SpectralStream {
+  constructor(shared: SpectralDenoiser) {
+    super(shared.narrow, NARROWBAND_RATE, 'SpectralNarrowbandStream');
   }
 }

@@ -13,11 +13,13 @@
  * [stream id, samples, status, flags] per frame, then the frames' samples back to back. Each
  * frame is denoised in place; status 0 = done, 1 = failed (the parent falls back for that frame
  * only). A stream id seen for the first time gets fresh state, in the mode its flags give
- * (FLAG_NARROWBAND); `closes` lists ids whose state is freed after the batch's frames are done.
+ * (FLAG_NARROWBAND); the flags also give the rate of its samples in the slab (16 kHz, narrowband
+ * 8 kHz), which the frame handed to the backend's stream carries, as the in-thread caller's
+ * would. `closes` lists ids whose state is freed after the batch's frames are done.
  */
 import { parentPort } from 'node:worker_threads';
 import { SAMPLE_RATE } from './frame.ts';
-import { SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
+import { NARROWBAND_RATE, SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import { Denoiser, type DenoiserBackend, type DenoiserBackendName, type DenoiserStream } from './denoise.ts';
 import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_FAILED, STATUS_OK } from './denoise-slab.ts';
 import { niceThisThread } from '../util/thread-priority.mjs';
@@ -79,11 +81,13 @@ function run(m: Extract<ToWorker, { type: 'run' }>): void {
     const flags = header[h + 3]!;
     const view = samples.subarray(at, at + length);
     at += length;
+    const narrowband = (flags & FLAG_NARROWBAND) !== 0;
     try {
       let stream = streams.get(id);
-      if (!stream) streams.set(id, (stream = backend.createStream({ narrowband: (flags & FLAG_NARROWBAND) !== 0 })));
-      // Read fully before the in-place write: process() returns a new array.
-      view.set(stream.process({ samples: view, sampleRate: SAMPLE_RATE }).samples);
+      if (!stream) streams.set(id, (stream = backend.createStream({ narrowband })));
+      // Read fully before the in-place write: process() returns a new array. The parent checked
+      // the frame's rate against the stream's; the samples carry no rate of their own here.
+      view.set(stream.process({ samples: view, sampleRate: narrowband ? NARROWBAND_RATE : SAMPLE_RATE }).samples);
       header[h + 2] = STATUS_OK;
     } catch {
       header[h + 2] = STATUS_FAILED;

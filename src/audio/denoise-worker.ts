@@ -14,15 +14,17 @@
  *   its first frame (in the stream's mode, `createStream({ narrowband })`, which every frame's
  *   header carries) and freed by `close()`. The worker runs the same backend classes as the
  *   in-thread ones, so a stream's output equals the in-thread stream's of the same mode, sample
- *   for sample, with the same fixed `delayMs`.
+ *   for sample, with the same fixed `delayMs`. As in-thread, a wideband stream takes 16 kHz
+ *   frames and a narrowband one 8 kHz frames; each stream checks its frames' rate and length
+ *   before they are queued, so the worker never sees a frame its stream would refuse.
  * - Order: one batch in flight at a time and frames kept in arrival order, so a stream's frames
  *   are always denoised (and their promises settled) in the order they were given.
  * - Failure: a worker that dies (or a batch the worker could not run) fails only the batch it
- *   held. Those frames come back as the caller's own audio delayed by `delayMs` — a plain delay
- *   line, not denoised, but exactly aligned, so STT and VAD keep their timeline and the noise
- *   just comes through for a frame. A replacement worker is started at once; until it is ready
- *   (a few hundred ms: tsx and the module load), frames pass through the same way rather than
- *   wait, and the replaced streams start from fresh state. A worker that cannot start is tried
+ *   held. Those frames come back as the caller's own audio delayed by `delayMs` (a whole number
+ *   of samples at the stream's rate) — a plain delay line, not denoised, but exactly aligned, so
+ *   STT and VAD keep their timeline and the noise just comes through for a frame. A replacement
+ *   worker is started at once; until it is ready (a few hundred ms: tsx and the module load),
+ *   frames pass through the same way rather than wait, and the replaced streams start from fresh state. A worker that cannot start is tried
  *   again at most once a second. Nothing here throws into a call, and the process never dies
  *   with the worker.
  * - Lifetime: the worker is unref'd while idle (it never holds a process open on its own) and
@@ -30,8 +32,8 @@
  *   process); `close()` terminates it. No timers.
  */
 import { Worker } from 'node:worker_threads';
-import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
-import type { SpectralDenoiserOptions } from './denoise-spectral.ts';
+import { type AudioFrame } from './frame.ts';
+import { denoiserRate, NARROWBAND_RATE, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import type { AsyncDenoiserStream, DenoiserBackendName, DenoiserStreamOptions, EngineDenoiser } from './denoise.ts';
 import type { FromWorker, ToWorker } from './denoise-worker-thread.ts';
 import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
@@ -39,8 +41,8 @@ import { BatchPacer } from '../util/batch-pacer.ts';
 import { TurnSlicer } from '../util/turn-slicer.ts';
 
 const WORKER_URL = new URL('./denoise-worker-entry.mjs', import.meta.url);
-/** Both backends take frames in whole 10 ms steps at 16 kHz, in either mode. */
-const QUANTUM = 160;
+/** Both backends take frames in whole 10 ms steps, at the stream's rate (160 samples, narrowband 80). */
+const QUANTUM_MS = 10;
 const RESTART_BACKOFF_MS = 1_000;
 /**
  * Frames handed back to their calls per event-loop turn: a batch of a hundred calls' frames
@@ -144,7 +146,7 @@ export class WorkerDenoiser implements EngineDenoiser {
     return this.delays.delayMs;
   }
 
-  /** Fixed audio delay of a stream created with `options`, in ms (narrowband spectral: 12.0625). */
+  /** Fixed audio delay of a stream created with `options`, in ms (narrowband: spectral 10, RNNoise 14). */
   delayMsFor(options?: DenoiserStreamOptions): number {
     return options?.narrowband ? this.delays.narrowbandDelayMs : this.delays.delayMs;
   }
@@ -152,7 +154,7 @@ export class WorkerDenoiser implements EngineDenoiser {
   createStream(options?: DenoiserStreamOptions): WorkerDenoiseStream {
     if (this.closed) throw new Error('WorkerDenoiser is closed');
     const flags = options?.narrowband ? FLAG_NARROWBAND : 0;
-    return new WorkerDenoiseStream(this, this.nextStreamId++, flags, this.delayMsFor(options));
+    return new WorkerDenoiseStream(this, this.nextStreamId++, flags, denoiserRate(options), this.delayMsFor(options));
   }
 
   get stats(): WorkerDenoiserStats {
@@ -366,31 +368,47 @@ export class WorkerDenoiser implements EngineDenoiser {
 }
 
 /**
- * One call's denoiser in the worker: `process()` resolves with the denoised frame (same length,
- * `delayMs` later in the audio). Frames may be given before earlier ones resolved; they resolve
- * in order. `close()` frees the state in the worker.
+ * One call's denoiser in the worker: `process()` resolves with the denoised frame (same rate and
+ * length, `delayMs` later in the audio). Frames may be given before earlier ones resolved; they
+ * resolve in order. `close()` frees the state in the worker.
  */
 export class WorkerDenoiseStream implements AsyncDenoiserStream {
   private closed = false;
   /** The input before the frame being settled (frames are immutable once handed on: no copy). */
   private previous: Int16Array | undefined;
-  /** `delayMs` in samples: what a pass-through frame is delayed by (160, or 193 narrowband). */
+  /**
+   * `delayMs` in samples at the stream's rate: what a pass-through frame is delayed by. Wideband
+   * 160 (spectral) or 192 (RNNoise); narrowband 80 (spectral) or 112 (RNNoise).
+   */
   private readonly delaySamples: number;
+  /** 10 ms at the stream's rate: 160, narrowband 80. */
+  private readonly quantum: number;
 
   constructor(
     private readonly owner: WorkerDenoiser,
     /** @internal */ readonly id: number,
     /** @internal the stream's options as slab flags (FLAG_NARROWBAND) */ readonly flags: number,
+    /** The rate of the frames this stream takes and returns: 16000, narrowband 8000. */
+    readonly sampleRate: number,
     readonly delayMs: number,
   ) {
-    this.delaySamples = Math.round((delayMs * SAMPLE_RATE) / 1000);
+    this.quantum = (sampleRate * QUANTUM_MS) / 1000;
+    const delay = (delayMs * sampleRate) / 1000;
+    // Every backend's delay is a whole number of samples at the rate it runs at; a fraction here
+    // would mean a pass-through frame could not line up with the denoised ones around it.
+    if (!Number.isInteger(delay)) throw new Error(`denoiser delay ${delayMs} ms is not a whole number of samples at ${sampleRate} Hz`);
+    this.delaySamples = delay;
   }
 
   process(frame: AudioFrame): Promise<AudioFrame> {
     if (this.closed) return Promise.reject(new Error('WorkerDenoiseStream is closed'));
-    if (frame.sampleRate !== SAMPLE_RATE) return Promise.reject(new RangeError(`denoiser needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate}`));
-    if (frame.samples.length % QUANTUM !== 0) {
-      return Promise.reject(new RangeError(`denoiser frames must be a multiple of ${QUANTUM} samples, got ${frame.samples.length}`));
+    const rate = this.sampleRate;
+    if (frame.sampleRate !== rate) {
+      const mode = rate === NARROWBAND_RATE ? 'narrowband' : 'wideband';
+      return Promise.reject(new RangeError(`${mode} denoiser stream needs ${rate} Hz frames, got ${frame.sampleRate} Hz`));
+    }
+    if (frame.samples.length % this.quantum !== 0) {
+      return Promise.reject(new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${this.quantum} samples, got ${frame.samples.length}`));
     }
     return new Promise((resolve, reject) => this.owner.enqueue({ stream: this, frame, resolve, reject }));
   }
@@ -405,7 +423,7 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
   /** @internal */
   settle(p: Pending, samples: Int16Array): void {
     this.previous = p.frame.samples;
-    p.resolve({ samples, sampleRate: SAMPLE_RATE });
+    p.resolve({ samples, sampleRate: this.sampleRate });
   }
 
   /**

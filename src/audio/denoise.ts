@@ -6,34 +6,43 @@
  * in one worker thread shared by all calls (./denoise-worker.ts: an async `process`, frames of all
  * calls batched per event-loop turn, the same output sample for sample).
  *
+ * Streams come in two kinds, one per rate the engine carries a caller's audio at
+ * (`createStream({ narrowband })`): wideband streams take and return 16 kHz frames, narrowband
+ * ones 8 kHz frames (a G.711 call, whose audio stays at the codec's rate end to end). A frame at
+ * the other rate is refused with a RangeError, never resampled on the quiet.
+ *
  * RNNoise (xiph, via the @echogarden/rnnoise-wasm build) works on 48 kHz audio in 10 ms frames,
- * so each 20 ms 16 kHz frame is upsampled ×3, run through RNNoise as two 480-sample frames and
- * downsampled back. One wasm module is loaded per process; each call gets its own RNNoise state
- * and resamplers (both carry history between frames). RNNoise takes the narrowband option and
- * ignores it: its cost is the network's, whatever the band, and on telephone-band audio its
- * band gains above 4 kHz just see nothing; a narrowband RNNoise stream is a wideband one (same
- * output, same 12 ms delay).
+ * so each 20 ms frame is upsampled (×3 from 16 kHz, ×6 from 8 kHz: ./resample.ts's polyphase
+ * path), run through RNNoise as two 480-sample frames and downsampled back to the stream's rate.
+ * One wasm module is loaded per process; each call gets its own RNNoise state and resamplers
+ * (both carry history between frames). The network costs the same whatever the band (on
+ * telephone-band audio its band gains above 4 kHz just see nothing); only the resampling and the
+ * delay differ: 12 ms wideband, 14 ms narrowband (see DenoiseStream.delayMsAt).
  */
 import createRNNoise, { type RNNoiseModule } from '@echogarden/rnnoise-wasm';
-import { SpectralDenoiser } from './denoise-spectral.ts';
+import { denoiserRate, NARROWBAND_RATE, SpectralDenoiser } from './denoise-spectral.ts';
 import { WorkerDenoiser } from './denoise-worker.ts';
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
 import { Resampler } from './resample.ts';
 
+export { denoiserRate, NARROWBAND_RATE };
+
 /** Per-call options of a denoiser stream. */
 export interface DenoiserStreamOptions {
   /**
-   * The call's audio is telephone band (G.711: 8 kHz upsampled to 16 kHz, nothing above 4 kHz).
-   * The spectral backend then runs its suppressor at 8 kHz inside (half the work) between a
-   * half-band decimator and interpolator, with the same 16 kHz frames in and out and a slightly
-   * longer delay (12.0625 ms instead of 10): about 25–30 % less CPU per frame in all. The band
-   * above 3.4 kHz rolls off (−0.8 dB there, −5 dB at 3.8 kHz) and nothing passes from ~4.5 kHz.
-   * RNNoise ignores it. Default false.
+   * The call's audio is telephone band (G.711) and reaches the denoiser at the codec's 8 kHz: the
+   * stream takes and returns 8 kHz frames (`NARROWBAND_RATE`) instead of 16 kHz ones, and refuses
+   * 16 kHz frames. The spectral backend runs its suppressor at 8 kHz on them as they come (half
+   * the work of a wideband stream, the same 10 ms delay); RNNoise resamples 8 ↔ 48 kHz around the
+   * network instead of 16 ↔ 48 kHz (14 ms delay instead of 12). Default false.
    */
   narrowband?: boolean;
 }
 
-/** One call's denoiser: 16 kHz frames in, same-length frames out, `delayMs` later. */
+/**
+ * One call's denoiser: frames at the stream's rate in (16 kHz, narrowband 8 kHz), frames of the
+ * same rate and length out, `delayMs` later.
+ */
 export interface DenoiserStream {
   /** Exact audio delay this stream adds, in ms (recordings and timelines may align on it). */
   readonly delayMs: number;
@@ -67,12 +76,12 @@ export interface DenoiserBackend {
 
 /**
  * - `spectral` (default): STFT noise suppression in plain TypeScript (./denoise-spectral.ts),
- *   ~0.05 ms CPU per 20 ms frame, 10 ms delay; ~0.03 ms on telephone-band calls with
- *   `narrowband` (12.0625 ms delay). Steady and slowly varying noise: line hiss, hum, car,
- *   street, fans.
+ *   ~0.05 ms CPU per 20 ms frame, 10 ms delay; ~0.02 ms on telephone-band calls' 8 kHz
+ *   `narrowband` streams (the same 10 ms delay). Steady and slowly varying noise: line hiss, hum,
+ *   car, street, fans.
  * - `rnnoise`: the RNNoise network via wasm at 48 kHz, ~0.4–0.5 ms per frame (8–9× the CPU), 12 ms
- *   delay. Better on heavy, fast-changing noise (babble, music, clatter, keyboard); worth it when
- *   calls are few or the callers' surroundings are known to be loud.
+ *   delay (14 ms narrowband). Better on heavy, fast-changing noise (babble, music, clatter,
+ *   keyboard); worth it when calls are few or the callers' surroundings are known to be loud.
  */
 export type DenoiserBackendName = 'spectral' | 'rnnoise';
 export const DEFAULT_DENOISER_BACKEND: DenoiserBackendName = 'spectral';
@@ -121,10 +130,8 @@ export async function loadEngineDenoiser(
 }
 
 const RNNOISE_RATE = 48_000;
+/** 10 ms at 48 kHz; also RNNoise's own delay (its overlap-add holds back one frame). */
 const RNNOISE_FRAME = 480;
-const UP = RNNOISE_RATE / SAMPLE_RATE;
-/** 10 ms at 16 kHz: frames must be whole multiples so every RNNoise frame is complete. */
-const INPUT_QUANTUM = RNNOISE_FRAME / UP;
 
 /** The shared RNNoise module. `Denoiser.load()` once at start-up; `createStream()` per call. */
 export class Denoiser implements DenoiserBackend {
@@ -145,14 +152,14 @@ export class Denoiser implements DenoiserBackend {
     return new Denoiser(await createRNNoise());
   }
 
-  /** RNNoise runs the same whatever the band: `narrowband` is accepted and ignored (see the header). */
-  delayMsFor(_options?: DenoiserStreamOptions): number {
-    return DenoiseStream.delayMs;
+  /** The exact delay of a stream created with `options`, in ms: 12 wideband, 14 narrowband. */
+  delayMsFor(options?: DenoiserStreamOptions): number {
+    return DenoiseStream.delayMsAt(denoiserRate(options));
   }
 
-  /** `options.narrowband` is ignored: the stream is the same either way (see the header). */
-  createStream(_options?: DenoiserStreamOptions): DenoiseStream {
-    return new DenoiseStream(this);
+  /** A stream of 16 kHz frames, or with `narrowband` of 8 kHz ones. */
+  createStream(options?: DenoiserStreamOptions): DenoiseStream {
+    return new DenoiseStream(this, denoiserRate(options));
   }
 
   /**
@@ -171,42 +178,91 @@ export class Denoiser implements DenoiserBackend {
   }
 }
 
-/** One call's denoiser. Owns native memory: call `close()` when the call ends. */
+/**
+ * The delay of an RNNoise stream at `rate`, in 48 kHz samples: the upsampler's (in 48 kHz
+ * samples), RNNoise's own frame (480) and the downsampler's (in samples at `rate`, ×48000/rate).
+ * Each is exact (the polyphase filters are symmetric around a whole output sample): 16 kHz
+ * 48 + 480 + 16×3 = 576 (12 ms), 8 kHz 96 + 480 + 16×6 = 672 (14 ms), a whole number of samples
+ * at the stream's rate either way (192, 112).
+ */
+function delaySamples48k(rate: number): number {
+  return new Resampler(rate, RNNOISE_RATE).delay + RNNOISE_FRAME + new Resampler(RNNOISE_RATE, rate).delay * (RNNOISE_RATE / rate);
+}
+const DELAY_MS = {
+  [SAMPLE_RATE]: (delaySamples48k(SAMPLE_RATE) * 1000) / RNNOISE_RATE,
+  [NARROWBAND_RATE]: (delaySamples48k(NARROWBAND_RATE) * 1000) / RNNOISE_RATE,
+} as const;
+
+/**
+ * One call's denoiser, on frames at 16 kHz (wideband) or 8 kHz (narrowband). Owns native memory:
+ * call `close()` when the call ends.
+ */
 export class DenoiseStream implements DenoiserStream {
   private state: number;
-  private readonly up = new Resampler(SAMPLE_RATE, RNNOISE_RATE);
-  private readonly down = new Resampler(RNNOISE_RATE, SAMPLE_RATE);
+  /** 48 kHz samples per input sample: 3 wideband, 6 narrowband. */
+  private readonly ratio: number;
+  /** 10 ms at the stream's rate (160, 80): frames must be whole multiples so every RNNoise frame is complete. */
+  private readonly quantum: number;
+  private readonly up: Resampler;
+  private readonly down: Resampler;
   private readonly work = new Float32Array(RNNOISE_FRAME);
   private readonly hiRes = new Int16Array(RNNOISE_FRAME * 4);
   private voice = 0;
 
-  constructor(private readonly denoiser: Denoiser) {
+  constructor(
+    private readonly denoiser: Denoiser,
+    /** The rate of the frames this stream takes and returns: 16000, or 8000 (narrowband). */
+    readonly sampleRate: number = SAMPLE_RATE,
+  ) {
+    if (sampleRate !== SAMPLE_RATE && sampleRate !== NARROWBAND_RATE) {
+      throw new RangeError(`RNNoise streams run at ${SAMPLE_RATE} or ${NARROWBAND_RATE} Hz, not ${sampleRate}`);
+    }
+    this.ratio = RNNOISE_RATE / sampleRate;
+    this.quantum = RNNOISE_FRAME / this.ratio;
+    this.up = new Resampler(sampleRate, RNNOISE_RATE);
+    this.down = new Resampler(RNNOISE_RATE, sampleRate);
+    this.delayMs = DenoiseStream.delayMsAt(sampleRate);
     this.state = denoiser.module._rnnoise_create(0);
     if (this.state === 0) throw new Error('rnnoise_create failed');
   }
 
   /**
-   * Audio delay added by denoising, in ms: the two resampling filters (1 ms each) plus RNNoise's
-   * own 10 ms of overlap-add. Alignment with the raw audio (recordings) must account for it.
+   * Audio delay added by denoising a wideband stream, in ms: the two resampling filters (1 ms
+   * each) plus RNNoise's own 10 ms of overlap-add. Alignment with the raw audio (recordings)
+   * must account for it.
    */
-  static readonly delayMs = 12;
-  readonly delayMs = DenoiseStream.delayMs;
+  static readonly delayMs = DELAY_MS[SAMPLE_RATE];
+
+  /**
+   * The delay of a stream at `rate`, in ms: 12 at 16 kHz; 14 at 8 kHz, where each resampling
+   * filter takes 2 ms instead of 1 (its sinc, cut at the lower rate's 4 kHz Nyquist, spans the
+   * same 16 zero crossings either side, twice as far apart; see delaySamples48k).
+   */
+  static delayMsAt(rate: number): number {
+    return rate === NARROWBAND_RATE ? DELAY_MS[NARROWBAND_RATE] : DELAY_MS[SAMPLE_RATE];
+  }
+
+  /** This stream's exact audio delay in ms (12, narrowband 14). */
+  readonly delayMs: number;
 
   /** RNNoise's own voice-activity estimate for the latest 10 ms (a by-product, not the VAD). */
   get voiceProbability(): number {
     return this.voice;
   }
 
-  /** Denoise one 16 kHz frame (a multiple of 10 ms; 20 ms in practice) into a new frame. */
+  /** Denoise one frame at the stream's rate (a multiple of 10 ms; 20 ms in practice) into a new frame. */
   process(frame: AudioFrame): AudioFrame {
     if (this.state === 0) throw new Error('DenoiseStream is closed');
-    if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`denoiser needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate}`);
-    if (frame.samples.length % INPUT_QUANTUM !== 0) {
-      throw new RangeError(`denoiser frames must be a multiple of ${INPUT_QUANTUM} samples, got ${frame.samples.length}`);
+    const rate = this.sampleRate;
+    if (frame.sampleRate !== rate) {
+      throw new RangeError(`${rate === NARROWBAND_RATE ? 'narrowband' : 'wideband'} RNNoise stream needs ${rate} Hz frames, got ${frame.sampleRate} Hz`);
+    }
+    if (frame.samples.length % this.quantum !== 0) {
+      throw new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${this.quantum} samples, got ${frame.samples.length}`);
     }
     const hi = this.up.process(frame.samples);
     // Exact for an integer ratio and whole 10 ms frames; a mismatch would silently shift audio.
-    if (hi.length !== frame.samples.length * UP) throw new Error(`upsampler produced ${hi.length} samples`);
+    if (hi.length !== frame.samples.length * this.ratio) throw new Error(`upsampler produced ${hi.length} samples`);
     const work = this.work;
     const cleaned = hi.length <= this.hiRes.length ? this.hiRes.subarray(0, hi.length) : new Int16Array(hi.length);
     for (let at = 0; at < hi.length; at += RNNOISE_FRAME) {
@@ -217,7 +273,9 @@ export class DenoiseStream implements DenoiserStream {
         cleaned[at + i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
       }
     }
-    return { samples: this.down.process(cleaned), sampleRate: SAMPLE_RATE };
+    const samples = this.down.process(cleaned);
+    if (samples.length !== frame.samples.length) throw new Error(`downsampler produced ${samples.length} samples for ${frame.samples.length}`);
+    return { samples, sampleRate: rate };
   }
 
   /** Free the RNNoise state. Idempotent. */

@@ -41,6 +41,7 @@
  */
 
 import { filterBank, halfBand, HB_CENTRE, HB_SIDE, kaiserBank, TELEPHONE_BETA, TELEPHONE_CENTRE, TELEPHONE_CUTOFF_HZ, type FilterBank, type HalfBand } from './resample-design.ts';
+import { zeroSamples } from './frame.ts';
 
 if (HB_SIDE !== 9) throw new Error('the half-band loops below are unrolled for 9 tap pairs');
 
@@ -290,6 +291,55 @@ function groups32(newest: number, out: Int16Array, o: number, groups: number): v
   }
 }
 
+/**
+ * 2× up: each input sample gives a copy (centre phase) and one interpolated sample before it.
+ * `work` holds HB_CENTRE samples of history, then the `n` new ones; `out` gets 2n.
+ */
+function halfUp(g: Float64Array, work: Float64Array, n: number, out: Int16Array): void {
+  // The 9 symmetric pairs unrolled (HB_SIDE = 9): this loop is most of the G.711 receive path.
+  const g0 = g[0]!, g1 = g[1]!, g2 = g[2]!, g3 = g[3]!, g4 = g[4]!, g5 = g[5]!, g6 = g[6]!, g7 = g[7]!, g8 = g[8]!;
+  for (let i = 0, o = 0; i < n; i++, o += 2) {
+    // Newest input at work[i + 17]; the interpolated sample sits half-way between a = i + 8 and a + 1.
+    const a = i + 8;
+    const acc =
+      g0 * (work[a + 1]! + work[a]!) +
+      g1 * (work[a + 2]! + work[a - 1]!) +
+      g2 * (work[a + 3]! + work[a - 2]!) +
+      g3 * (work[a + 4]! + work[a - 3]!) +
+      g4 * (work[a + 5]! + work[a - 4]!) +
+      g5 * (work[a + 6]! + work[a - 5]!) +
+      g6 * (work[a + 7]! + work[a - 6]!) +
+      g7 * (work[a + 8]! + work[a - 7]!) +
+      g8 * (work[a + 9]! + work[a - 8]!);
+    out[o] = acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
+    out[o + 1] = work[a + 1]!;
+  }
+}
+
+/** Input samples before a chunk that `upsample2` reads: the half-band's reach into the past. */
+export const UPSAMPLE2_HISTORY = HB_CENTRE;
+const UP2_WORK = new Float64Array(HB_CENTRE + 4096);
+let up2Taps: Float64Array | undefined;
+
+/**
+ * 2× up of `chunk`, stateless: `previous` ends with (at least UPSAMPLE2_HISTORY) input samples that
+ * came just before it (zeros at the start of a stream). The result is exactly what a streaming
+ * `Resampler(r, 2r)` fed the same samples returns for `chunk`, in a new array the caller owns
+ * (from the frame slabs, see copySamples): what lets a telephone-band frame upsample only
+ * when something reads it (src/audio/narrowband-frame.ts).
+ */
+export function upsample2(previous: Int16Array, chunk: Int16Array): Int16Array {
+  const n = chunk.length;
+  if (previous.length < HB_CENTRE) throw new RangeError(`upsample2 needs ${HB_CENTRE} samples of history, got ${previous.length}`);
+  const work = n + HB_CENTRE <= UP2_WORK.length ? UP2_WORK : new Float64Array(HB_CENTRE + n);
+  const from = previous.length - HB_CENTRE;
+  for (let i = 0; i < HB_CENTRE; i++) work[i] = previous[from + i]!;
+  for (let i = 0; i < n; i++) work[HB_CENTRE + i] = chunk[i]!;
+  const out = zeroSamples(2 * n);
+  halfUp((up2Taps ??= halfBand().upSide), work, n, out);
+  return out;
+}
+
 export class Resampler {
   private readonly mode: Mode;
   private readonly bank: FilterBank | undefined;
@@ -377,7 +427,7 @@ export class Resampler {
     for (let i = 0; i < n; i++) work[hist + i] = input[i]!;
     const count = this.mode === 'half-up' ? 2 * n : this.mode === 'half-down' ? Math.max(0, Math.ceil((n - this.nextIndex) / 2)) : this.polyCount(n);
     const out = this.output(count);
-    if (this.mode === 'half-up') this.halfUp(work, n, out);
+    if (this.mode === 'half-up') halfUp(this.hb!.upSide, work, n, out);
     else if (this.mode === 'half-down') this.halfDown(work, n, out);
     else this.poly(work, n, out);
     // Keep the newest `hist` samples as history for the next chunk.
@@ -396,29 +446,6 @@ export class Resampler {
     if (this.outBuf.length < count) this.outBuf = new Int16Array(Math.max(count, 2 * this.outBuf.length));
     this.outView = this.outBuf.subarray(0, count);
     return this.outView;
-  }
-
-  /** 2× up: each input sample gives a copy (centre phase) and one interpolated sample before it. */
-  private halfUp(work: Float64Array, n: number, out: Int16Array): void {
-    // The 9 symmetric pairs unrolled (HB_SIDE = 9): this loop is most of the G.711 receive path.
-    const g = this.hb!.upSide;
-    const g0 = g[0]!, g1 = g[1]!, g2 = g[2]!, g3 = g[3]!, g4 = g[4]!, g5 = g[5]!, g6 = g[6]!, g7 = g[7]!, g8 = g[8]!;
-    for (let i = 0, o = 0; i < n; i++, o += 2) {
-      // Newest input at work[i + 17]; the interpolated sample sits half-way between a = i + 8 and a + 1.
-      const a = i + 8;
-      const acc =
-        g0 * (work[a + 1]! + work[a]!) +
-        g1 * (work[a + 2]! + work[a - 1]!) +
-        g2 * (work[a + 3]! + work[a - 2]!) +
-        g3 * (work[a + 4]! + work[a - 3]!) +
-        g4 * (work[a + 5]! + work[a - 4]!) +
-        g5 * (work[a + 6]! + work[a - 5]!) +
-        g6 * (work[a + 7]! + work[a - 6]!) +
-        g7 * (work[a + 8]! + work[a - 7]!) +
-        g8 * (work[a + 9]! + work[a - 8]!);
-      out[o] = acc >= 32767 ? 32767 : acc <= -32768 ? -32768 : Math.round(acc);
-      out[o + 1] = work[a + 1]!;
-    }
   }
 
   /** 2× down: every other output of the half-band filter; the centre tap and 9 symmetric pairs. */

@@ -11,6 +11,7 @@
  * not be the frame's samples, but consecutive slots still add up to the caller's stream.
  */
 import type { AudioFrame } from '../audio/frame.ts';
+import { NarrowbandFrame, narrowOf } from '../audio/narrowband-frame.ts';
 import { Resampler } from '../audio/resample.ts';
 import type { Codec } from './codecs/codec.ts';
 import { ulaw } from './codecs/g711.ts';
@@ -46,8 +47,12 @@ export class InboundMulaw {
   /** Frames standing in for a lost packet. */
   concealed(frames: readonly AudioFrame[]): void {
     for (const f of frames) {
-      this.downsampler ??= new Resampler(f.sampleRate, 8000);
-      this.parts[this.count++] = ulaw.encode(this.downsampler.process(f.samples));
+      const narrow = narrowOf(f);
+      if (narrow) this.parts[this.count++] = ulaw.encode(narrow);
+      else {
+        this.downsampler ??= new Resampler(f.sampleRate, 8000);
+        this.parts[this.count++] = ulaw.encode(this.downsampler.process(f.samples));
+      }
     }
   }
 
@@ -58,6 +63,11 @@ export class InboundMulaw {
     if (this.count === 1) mulaw = this.parts[0]!;
     else if (this.count === 0) mulaw = silent ? SILENCE : NOTHING;
     else mulaw = Buffer.concat(this.parts.slice(0, this.count));
+    // A telephone-band frame takes the bytes itself: a copy would read (and so make) its 16 kHz samples.
+    if (frame instanceof NarrowbandFrame) {
+      frame.mulaw = mulaw;
+      return frame;
+    }
     const out: PassThroughFrame = { samples: frame.samples, sampleRate: frame.sampleRate, mulaw };
     return out;
   }

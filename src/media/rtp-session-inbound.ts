@@ -11,6 +11,7 @@
  * audio that stops arriving must read as silence, not as time standing still.
  */
 import { FRAME_MS, silenceFrame, type AudioFrame } from '../audio/frame.ts';
+import { NARROWBAND_RATE, NarrowbandFrame } from '../audio/narrowband-frame.ts';
 import { InboundTranscoder } from './codecs/transcode.ts';
 import type { Codec } from './codecs/codec.ts';
 import { DtmfReceiver, type DtmfEvent } from './dtmf.ts';
@@ -194,7 +195,9 @@ export class InboundPath {
     if (frame) this.queue.push(raw ? raw.attach(frame, false) : frame);
     else {
       this.counters.silenceFrames++;
-      this.queue.push(raw ? raw.attach(silenceFrame(), true) : silenceFrame());
+      // A telephone-band call's silence is a NarrowbandFrame too, so its 8 kHz readers need not decimate.
+      const silence = this.media.codec.sampleRate === NARROWBAND_RATE ? NarrowbandFrame.silence() : silenceFrame();
+      this.queue.push(raw ? raw.attach(silence, true) : silence);
     }
   }
 

@@ -4,6 +4,7 @@
  * gate that calls a quiet line's windows silence without a run (../silence-gate.ts).
  */
 import { SAMPLE_RATE, type AudioFrame } from '../frame.ts';
+import { narrowOf } from '../narrowband-frame.ts';
 import { Resampler } from '../resample.ts';
 import { meanSquareFloat, SilenceGate } from '../silence-gate.ts';
 import { NARROWBAND, STATE_PER_WINDOW, WIDEBAND, type SileroRate } from './silero-backend.ts';
@@ -20,8 +21,10 @@ const noop = (): void => {};
 
 /**
  * One call's VAD. Feed 16 kHz frames of any length (20 ms in practice); windows of 512 samples
- * (narrowband: the frames decimated to 8 kHz, windows of 256) are cut internally, so a 20 ms
- * frame completes zero or one window.
+ * (narrowband: the frames at 8 kHz, windows of 256) are cut internally, so a 20 ms frame
+ * completes zero or one window. A narrowband stream also takes 8 kHz frames as they are (the
+ * cascade's listener gives it those on G.711 calls), and reads a 16 kHz frame's 8 kHz samples
+ * where it carries them (see narrowSamples).
  *
  * Allocation-light by design (it runs for every call every 20 ms): a push that completes no
  * window returns a promise already settled to the current probability (made once per value), and
@@ -134,11 +137,14 @@ export class SileroStream {
    * frame or an overlapping push.
    */
   private take(frame: AudioFrame): boolean {
-    if (frame.sampleRate !== SAMPLE_RATE) {
-      throw new RangeError(`Silero VAD needs ${SAMPLE_RATE} Hz frames, got ${frame.sampleRate} Hz (resample at the edge)`);
+    // 16 kHz frames; a narrowband stream also takes 8 kHz ones as they are.
+    const rate = frame.sampleRate;
+    if (rate !== SAMPLE_RATE && !(this.narrowband && rate === NARROWBAND.sampleRate)) {
+      const accepted = this.narrowband ? `${SAMPLE_RATE} or ${NARROWBAND.sampleRate}` : `${SAMPLE_RATE}`;
+      throw new RangeError(`Silero VAD needs ${accepted} Hz frames, got ${rate} Hz (resample at the edge)`);
     }
     if (this.busy) throw new Error('SileroStream.push called again before the previous push resolved');
-    this.samples = this.decimator ? this.narrowSamples(frame) : frame.samples;
+    this.samples = !this.narrowband || rate === NARROWBAND.sampleRate ? frame.samples : this.narrowSamples(frame);
     this.at = 0;
     if (!this.nextWindow()) {
       this.samples = undefined;
@@ -149,13 +155,16 @@ export class SileroStream {
   }
 
   /**
-   * A narrowband stream's 8 kHz samples of `frame`: on a PCMU call, the frame's own μ-law bytes
+   * A narrowband stream's 8 kHz samples of a 16 kHz `frame`: a G.711 frame's own (NarrowbandFrame,
+   * src/audio/narrowband-frame.ts); else, on a PCMU call, the frame's μ-law bytes
    * (PassThroughFrame: the packet it was decoded from) expanded into a buffer of this stream's,
-   * a table lookup a sample; else `samples` decimated. Either buffer stays valid until this
-   * stream's next push: past this one's end. (A stream whose frames switch between the two, as
-   * after a re-INVITE to PCMA, sees a transient of about 2 ms, the resamplers' delay.)
+   * a table lookup a sample; else `samples` decimated. Each stays valid until this stream's next
+   * push: past this one's end. (A stream whose frames switch between kinds, as after a
+   * re-INVITE to a wideband codec, sees a transient of about 2 ms, the resamplers' delay.)
    */
   private narrowSamples(frame: AudioFrame): Int16Array {
+    const narrow = narrowOf(frame);
+    if (narrow) return narrow;
     const mulaw = mulawOf(frame);
     if (mulaw && mulaw.length * 2 === frame.samples.length) {
       if (this.expanded.length !== mulaw.length) this.expanded = new Int16Array(mulaw.length);

@@ -119,15 +119,17 @@ export class CascadeCall {
   async run(): Promise<void> {
     const d = this.deps;
     const ambient = d.ambient ? await this.work.track(d.ambient.mixer(this.s.ambient.sound, this.s.ambient.volume)) : undefined;
-    // Decided once, at the start: a later re-INVITE to a wideband codec leaves the VAD and the
-    // denoiser in telephone band, which still works (it only ignores what lies above 4 kHz).
+    // Decided once, at the start: a later re-INVITE to a wideband codec leaves the VAD, the
+    // denoiser and STT in telephone band (the listener decimates the new codec's frames), which
+    // still works: it only ignores what lies above 4 kHz.
     const narrowband = isNarrowbandCodec(this.media.outbound.codec);
     const vad = d.vad.createStream({ narrowband });
     // Gated: frames of a quiet line skip the denoiser (src/audio/denoise-gate.ts), as windows of
     // one skip the VAD's model (src/audio/vad/silero-stream.ts).
     const backend = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband }) : undefined;
     const denoise = backend ? new GatedDenoiseStream(backend) : undefined;
-    this.stt.open();
+    // A G.711 line has nothing above 4 kHz: its denoiser, STT and VAD all take its 8 kHz audio.
+    this.stt.open(narrowband ? 8000 : 16000);
     this.speaker = new Speaker({
       clock: d.clock,
       now: () => this.now(),
@@ -154,6 +156,7 @@ export class CascadeCall {
         vad,
         detector: new SpeechDetector(d.detector),
         denoise,
+        narrowband,
         stt: this.stt,
         recorder: this.sink,
         work: this.work,

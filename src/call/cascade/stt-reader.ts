@@ -6,7 +6,7 @@
  */
 import type { AudioFrame } from '../../audio/frame.ts';
 import { meanSquareInt16, SilenceGate } from '../../audio/silence-gate.ts';
-import type { SttProvider, SttStream } from '../../providers/stt/types.ts';
+import type { SttProvider, SttSampleRate, SttStream } from '../../providers/stt/types.ts';
 import type { Clock } from '../../util/clock.ts';
 
 export interface SttReaderHooks {
@@ -40,6 +40,8 @@ export class SttReader {
   private chunkFill = 0;
   private chunkRate = 0;
   private readonly quiet = new SilenceGate(QUIET_HANGOVER_FRAMES);
+  /** The stream's rate (see open). */
+  private rate: SttSampleRate = 16000;
 
   constructor(
     private readonly provider: SttProvider,
@@ -108,8 +110,10 @@ export class SttReader {
     stream?.write({ samples, sampleRate: this.chunkRate });
   }
 
-  open(): void {
-    const stream = this.provider.open({ language: this.language, signal: this.signal, sampleRate: 16000 });
+  /** Opens the call's stream; every frame written will be at `sampleRate` (8 kHz on G.711 calls). */
+  open(sampleRate: SttSampleRate = 16000): void {
+    this.rate = sampleRate;
+    const stream = this.provider.open({ language: this.language, signal: this.signal, sampleRate });
     this.stream = stream;
     this.hooks.track(this.read(stream));
   }
@@ -180,7 +184,7 @@ export class SttReader {
     }
     if (failed && !this.reopened && !this.signal.aborted && this.stream === stream) {
       this.reopened = true;
-      this.open();
+      this.open(this.rate);
     }
   }
 }

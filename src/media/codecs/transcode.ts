@@ -1,21 +1,32 @@
 /**
  * The codec edge of the media path: RTP payloads on one side, the engine's 16 kHz 20 ms
- * AudioFrames on the other. Resampling happens here and nowhere deeper (ARCHITECTURE.md §2).
- * Each direction keeps its own codec state, resampler history and partial-frame remainder.
+ * AudioFrames on the other. Resampling happens here and nowhere deeper (ARCHITECTURE.md §2);
+ * a telephone-band (8 kHz) codec's frames are NarrowbandFrames, which keep their 8 kHz samples
+ * and run this edge's 2× filter only when their 16 kHz samples are read
+ * (src/audio/narrowband-frame.ts). Each direction keeps its own codec state, resampler history
+ * and partial-frame remainder.
  */
-import { copySamples, FRAME_MS, FrameChunker, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
+import { copySamples, FRAME_MS, FrameChunker, SAMPLE_RATE, samplesPerFrame, type AudioFrame } from '../../audio/frame.ts';
+import { NARROWBAND_RATE, NarrowbandFrame } from '../../audio/narrowband-frame.ts';
 import { Resampler } from '../../audio/resample.ts';
 import { pcmSamples, rtpTicks, type Codec, type CodecDecoder, type CodecEncoder } from './codec.ts';
 
 /** RTP payloads → AudioFrames. */
 export class InboundTranscoder {
   private readonly decoder: CodecDecoder;
-  private readonly resampler: Resampler;
-  private readonly chunker = new FrameChunker();
+  /** Wideband codecs: to the engine rate. Telephone-band ones upsample per frame, on demand. */
+  private readonly resampler: Resampler | undefined;
+  private readonly chunker: FrameChunker;
+  /** Telephone band: the last frame's 8 kHz samples, the next one's filter history. */
+  private previous: Int16Array | undefined;
 
   constructor(readonly codec: Codec) {
     this.decoder = codec.decoder();
-    this.resampler = new Resampler(codec.sampleRate, SAMPLE_RATE);
+    // A G.711 frame keeps its 8 kHz samples and makes the 16 kHz ones only when they are read
+    // (NarrowbandFrame): the pipeline's denoiser, VAD and STT run at 8 kHz on such calls.
+    const narrow = codec.sampleRate === NARROWBAND_RATE;
+    this.resampler = narrow ? undefined : new Resampler(codec.sampleRate, SAMPLE_RATE);
+    this.chunker = narrow ? new FrameChunker(samplesPerFrame(NARROWBAND_RATE), NARROWBAND_RATE) : new FrameChunker();
   }
 
   /** Usually one frame per 20 ms packet; 0 or 2 around odd packet sizes (ptime 30, 10). */
@@ -31,26 +42,44 @@ export class InboundTranscoder {
    */
   decodeInto(payload: Uint8Array, frames: AudioFrame[]): number {
     // Shared buffers all the way down to the chunker, which copies what it keeps: the decoded
-    // 8 kHz PCM only feeds the resampler, and the resampler's output only feeds the chunker.
+    // PCM only feeds the resampler (or the chunker), and the resampler's output only the chunker.
     const pcm = this.decoder.decodeShared ? this.decoder.decodeShared(payload) : this.decoder.decode(payload);
-    const out = this.resampler.processShared(pcm);
-    if (this.chunker.pending === 0 && out.length === this.chunker.frameSamples) {
-      // The usual packet (20 ms, nothing held back): exactly the frame the chunker would make,
-      // without the view of `out` it cuts for it.
-      frames.push({ samples: copySamples(out), sampleRate: this.chunker.sampleRate });
-      return 1;
-    }
-    return this.chunker.pushInto(out, frames);
+    return this.frames(this.resampler ? this.resampler.processShared(pcm) : pcm, frames);
   }
 
   /** Frames standing in for one lost packet, produced by the codec's concealment. */
   conceal(): AudioFrame[] {
     const pcm = this.decoder.concealShared ? this.decoder.concealShared() : this.decoder.conceal();
-    return this.chunker.push(this.resampler.processShared(pcm));
+    const frames: AudioFrame[] = [];
+    this.frames(this.resampler ? this.resampler.processShared(pcm) : pcm, frames);
+    return frames;
   }
 
   close(): void {
     this.decoder.close?.();
+  }
+
+  /** `pcm` (at the chunker's rate) cut into frames appended to `frames`; returns how many. */
+  private frames(pcm: Int16Array, frames: AudioFrame[]): number {
+    const chunker = this.chunker;
+    if (chunker.pending === 0 && pcm.length === chunker.frameSamples) {
+      // The usual packet (20 ms, nothing held back): exactly the frame the chunker would make,
+      // without the view of `pcm` it cuts for it.
+      frames.push(this.frame({ samples: copySamples(pcm), sampleRate: chunker.sampleRate }));
+      return 1;
+    }
+    const before = frames.length;
+    const n = chunker.pushInto(pcm, frames);
+    if (!this.resampler) for (let i = before; i < frames.length; i++) frames[i] = this.frame(frames[i]!);
+    return n;
+  }
+
+  /** A frame at the chunker's rate as the engine gets it. */
+  private frame(chunk: AudioFrame): AudioFrame {
+    if (this.resampler) return chunk;
+    const frame = new NarrowbandFrame(chunk.samples, this.previous);
+    this.previous = chunk.samples;
+    return frame;
   }
 }
 

@@ -14,10 +14,10 @@
  */
 import WebSocket from 'ws';
 import { z } from 'zod';
-import { pcmToBytes, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
+import { pcmToBytes, type AudioFrame } from '../../audio/frame.ts';
 import { ProviderError } from '../../util/errors.ts';
 import { EventQueue } from './event-queue.ts';
-import type { SttEvent, SttOpenOptions, SttProvider, SttStream } from './types.ts';
+import { checkSttRate, type SttEvent, type SttOpenOptions, type SttProvider, type SttSampleRate, type SttStream } from './types.ts';
 
 export interface DeepgramOptions {
   apiKey?: string;
@@ -68,17 +68,18 @@ export class DeepgramStt implements SttProvider {
   }
 
   open(opts: SttOpenOptions): SttStream {
-    if (opts.sampleRate !== SAMPLE_RATE) throw new RangeError(`Deepgram streams take ${SAMPLE_RATE} Hz audio`);
-    return new DeepgramStream(this.options, this.url(opts.language), opts.signal);
+    checkSttRate(opts.sampleRate, 'Deepgram');
+    return new DeepgramStream(this.options, this.url(opts.language, opts.sampleRate), opts.signal, opts.sampleRate);
   }
 
-  url(language: string): string {
+  /** The `/v1/listen` URL for a stream of linear16 at `sampleRate` (the call's own: 8 kHz on G.711 lines). */
+  url(language: string, sampleRate: SttSampleRate = 16000): string {
     const o = this.options;
     const q = new URLSearchParams({
       model: o.model ?? 'nova-3',
       language,
       encoding: 'linear16',
-      sample_rate: String(SAMPLE_RATE),
+      sample_rate: String(sampleRate),
       channels: '1',
       interim_results: 'true',
       punctuate: 'true',
@@ -113,6 +114,7 @@ class DeepgramStream implements SttStream {
     private readonly o: DeepgramOptions,
     private readonly url: string,
     private readonly signal: AbortSignal,
+    private readonly sampleRate: SttSampleRate,
   ) {
     if (signal.aborted) {
       this.events.end();
@@ -128,8 +130,8 @@ class DeepgramStream implements SttStream {
 
   write(frame: AudioFrame): void {
     if (this.closing || this.events.isEnded) return;
-    if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`Deepgram stream got ${frame.sampleRate} Hz audio`);
-    const ms = (frame.samples.length * 1000) / SAMPLE_RATE;
+    if (frame.sampleRate !== this.sampleRate) throw new RangeError(`Deepgram stream at ${this.sampleRate} Hz got ${frame.sampleRate} Hz audio`);
+    const ms = (frame.samples.length * 1000) / this.sampleRate;
     const ws = this.ws;
     if (ws && ws.readyState === WebSocket.OPEN) {
       this.send(ws, viewBytes(frame.samples), ms);
@@ -143,7 +145,7 @@ class DeepgramStream implements SttStream {
     while (this.pendingMs > max && this.pending.length > 1) {
       // Dropped audio still advances stream time, so later transcripts keep their true times.
       const dropped = this.pending.shift()!;
-      const droppedMs = (dropped.length / 2 / SAMPLE_RATE) * 1000;
+      const droppedMs = (dropped.length / 2 / this.sampleRate) * 1000;
       this.pendingMs -= droppedMs;
       this.sentMs += droppedMs;
     }
@@ -283,7 +285,7 @@ class DeepgramStream implements SttStream {
     const pending = this.pending;
     this.pending = [];
     this.pendingMs = 0;
-    for (const b of pending) this.send(ws, b, (b.length / 2 / SAMPLE_RATE) * 1000);
+    for (const b of pending) this.send(ws, b, (b.length / 2 / this.sampleRate) * 1000);
     if (this.pendingFinalize) {
       this.pendingFinalize = false;
       ws.send(JSON.stringify({ type: 'Finalize' }));

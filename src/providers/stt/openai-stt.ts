@@ -6,12 +6,12 @@
  * and newer; whisper-1 ignores it), which become interim events while the upload is transcribed.
  */
 import OpenAI, { toFile } from 'openai';
-import { concatPcm, SAMPLE_RATE, type AudioFrame } from '../../audio/frame.ts';
+import { concatPcm, type AudioFrame } from '../../audio/frame.ts';
 import { writeWav } from '../../audio/wav.ts';
 import type { ProviderError } from '../../util/errors.ts';
 import { Deadline, isTransient, toProviderError } from '../resilience.ts';
 import { EventQueue } from './event-queue.ts';
-import { primaryLanguage, type SttEvent, type SttOpenOptions, type SttProvider, type SttStream } from './types.ts';
+import { checkSttRate, primaryLanguage, type SttEvent, type SttOpenOptions, type SttProvider, type SttSampleRate, type SttStream } from './types.ts';
 
 export interface OpenAiSttOptions {
   apiKey?: string;
@@ -45,8 +45,8 @@ export class OpenAiStt implements SttProvider {
   }
 
   open(opts: SttOpenOptions): SttStream {
-    if (opts.sampleRate !== SAMPLE_RATE) throw new RangeError(`OpenAI STT takes ${SAMPLE_RATE} Hz audio`);
-    return new OpenAiSttStream(this.client, this.options, primaryLanguage(opts.language), opts.signal);
+    checkSttRate(opts.sampleRate, 'OpenAI');
+    return new OpenAiSttStream(this.client, this.options, primaryLanguage(opts.language), opts.signal, opts.sampleRate);
   }
 }
 
@@ -74,6 +74,8 @@ class OpenAiSttStream implements SttStream {
     private readonly o: OpenAiSttOptions,
     private readonly language: string,
     private readonly signal: AbortSignal,
+    /** Every frame's rate, and the uploaded WAV's. */
+    private readonly rate: SttSampleRate,
   ) {
     if (signal.aborted) this.events.end();
     else signal.addEventListener('abort', this.onAbort, { once: true });
@@ -85,11 +87,11 @@ class OpenAiSttStream implements SttStream {
 
   write(frame: AudioFrame): void {
     if (this.closed || this.events.isEnded) return;
-    if (frame.sampleRate !== SAMPLE_RATE) throw new RangeError(`OpenAI STT stream got ${frame.sampleRate} Hz audio`);
+    if (frame.sampleRate !== this.rate) throw new RangeError(`OpenAI STT stream at ${this.rate} Hz got ${frame.sampleRate} Hz audio`);
     this.chunks.push(frame.samples);
     this.bufferedSamples += frame.samples.length;
     this.writtenSamples += frame.samples.length;
-    if (this.bufferedSamples >= ((this.o.maxSegmentMs ?? 30_000) * SAMPLE_RATE) / 1000) this.cut(false, false);
+    if (this.bufferedSamples >= ((this.o.maxSegmentMs ?? 30_000) * this.rate) / 1000) this.cut(false, false);
   }
 
   finalize(): void {
@@ -111,11 +113,11 @@ class OpenAiSttStream implements SttStream {
   /** `answerEmpty`: finalize() promises exactly one final, even for a segment too short to send. */
   private cut(speechFinal: boolean, answerEmpty: boolean): void {
     const samples = concatPcm(this.chunks);
-    const endMs = (this.writtenSamples * 1000) / SAMPLE_RATE;
-    const seg: Segment = { samples, startMs: endMs - (samples.length * 1000) / SAMPLE_RATE, endMs, speechFinal };
+    const endMs = (this.writtenSamples * 1000) / this.rate;
+    const seg: Segment = { samples, startMs: endMs - (samples.length * 1000) / this.rate, endMs, speechFinal };
     this.chunks = [];
     this.bufferedSamples = 0;
-    const tooShort = samples.length < ((this.o.minSegmentMs ?? 100) * SAMPLE_RATE) / 1000;
+    const tooShort = samples.length < ((this.o.minSegmentMs ?? 100) * this.rate) / 1000;
     if (tooShort && !answerEmpty) return;
     this.chain = this.chain.then(async () => {
       if (tooShort) {
@@ -128,7 +130,7 @@ class OpenAiSttStream implements SttStream {
   }
 
   private async transcribe(seg: Segment): Promise<SttEvent | undefined> {
-    const file = await toFile(writeWav({ sampleRate: SAMPLE_RATE, channels: 1, samples: seg.samples }), 'utterance.wav', {
+    const file = await toFile(writeWav({ sampleRate: this.rate, channels: 1, samples: seg.samples }), 'utterance.wav', {
       type: 'audio/wav',
     });
     const retries = this.o.retries ?? 1;

@@ -1,7 +1,8 @@
 /**
  * Speech-to-text: one provider per vendor, one stream per call. Audio goes in as the engine's
- * 20 ms 16 kHz frames (any resampling happened at the codec edge); transcripts come out as an
- * async iterable of events, so the turn-taking code reads them on its own schedule.
+ * 20 ms frames at the stream's rate: 16 kHz, or 8 kHz on a telephone-band (G.711) call, whose
+ * audio has nothing above 4 kHz to send (any resampling happened at the codec edge); transcripts
+ * come out as an async iterable of events, so the turn-taking code reads them on its own schedule.
  */
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { ProviderError } from '../../util/errors.ts';
@@ -18,7 +19,16 @@ export interface SttOpenOptions {
   language: string;
   /** Aborting tears the stream down at once: sockets and requests closed, events end. */
   signal: AbortSignal;
-  sampleRate: 16000;
+  /** The rate of every frame written to the stream. */
+  sampleRate: SttSampleRate;
+}
+
+/** What every provider takes: the engine's rate, or G.711's own. */
+export type SttSampleRate = 16000 | 8000;
+
+/** Throws a RangeError naming the provider unless `rate` is one an STT stream takes. */
+export function checkSttRate(rate: number, provider: string): asserts rate is SttSampleRate {
+  if (rate !== 16000 && rate !== 8000) throw new RangeError(`${provider} STT streams take 16000 or 8000 Hz audio, not ${rate}`);
 }
 
 /** Times are milliseconds of audio written to this stream, so they line up with the call's frames. */

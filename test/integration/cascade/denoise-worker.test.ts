@@ -2,7 +2,8 @@
  * A pipeline call with noise cancellation on the virtual clock, with the engine's worker-backed
  * denoiser and with the in-thread one: the async hop to the worker is tracked work, so the
  * driver's idle detection holds and both runs give the same timeline, to the millisecond. Also
- * with narrowband streams, which a G.711 (PCMU) call asks for.
+ * with narrowband streams, which a G.711 (PCMU) call asks for and gives its 8 kHz frames: a
+ * narrowband stream refuses 16 kHz ones, so the frames counted through the worker below are 8 kHz.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEngineDenoiser, type EngineDenoiser } from '../../../src/audio/denoise.ts';
@@ -19,7 +20,8 @@ afterAll(async () => {
 });
 
 describe('cascade with the worker-backed denoiser', () => {
-  // Without a codec the call asks for wideband streams; on PCMU (a G.711 call) for narrowband ones.
+  // Without a codec the call asks for wideband streams (16 kHz frames); on PCMU (a G.711 call) for
+  // narrowband ones (8 kHz frames).
   it.each([
     ['wideband', undefined],
     ['narrowband (PCMU)', 'PCMU'],

@@ -63,6 +63,24 @@ describe('Deepgram live STT against the stand-in', () => {
     expect(events.indexOf(final!)).toBeGreaterThan(events.indexOf(interims[0]!));
   });
 
+  it('a telephone-band call streams 8 kHz audio: sample_rate=8000, times from 8 kHz samples, other rates refused', async () => {
+    const { standIn, provider } = await setup({ script: ['what are your opening hours'], interimEveryMs: 100 });
+    const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 8000 });
+    const { events, done } = collect(stream);
+    const half = (f: AudioFrame): AudioFrame => ({ samples: f.samples.filter((_, i) => i % 2 === 0), sampleRate: 8000 });
+    writeMs(stream, () => half(silenceFrame()), 200);
+    writeMs(stream, () => half(loudFrame()), 600);
+    writeMs(stream, () => half(silenceFrame()), 300);
+    expect(() => stream.write(loudFrame())).toThrow(/at 8000 Hz got 16000 Hz/);
+    await standIn.waitFor(() => events.some((e) => e.type === 'final'));
+    await stream.close();
+    await done;
+    expect(standIn.connections[0]!.query).toMatchObject({ encoding: 'linear16', sample_rate: '8000' });
+    expect(standIn.connections[0]!.audioMs).toBe(1100);
+    expect(events.find((e) => e.type === 'final')).toMatchObject({ text: 'what are your opening hours', startMs: 200, endMs: 800 });
+    expect(() => provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 24_000 as never })).toThrow(/16000 or 8000 Hz audio, not 24000/);
+  });
+
   it('finalize() flushes the utterance (Finalize → from_finalize final) without waiting for endpointing', async () => {
     const { standIn, provider } = await setup({ script: ['yes please'] }, { endpointingMs: false });
     const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });

@@ -55,6 +55,21 @@ describe('OpenAI segment STT against the stand-in', () => {
     expect(second!.file!.wav!.samples[0]).toBe(frame(50).samples[0]);
   });
 
+  it('a telephone-band stream uploads 8 kHz WAVs with times from 8 kHz samples', async () => {
+    const { standIn, provider } = await setup({ transcripts: ['for two people'] });
+    const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 8000 });
+    const events = drain(stream);
+    const narrow = (n: number): AudioFrame => ({ samples: frame(n).samples.subarray(0, 160), sampleRate: 8000 });
+    for (let i = 0; i < 50; i++) stream.write(narrow(i)); // 1 s
+    expect(() => stream.write(frame(50))).toThrow(/at 8000 Hz got 16000 Hz/);
+    stream.finalize();
+    await stream.close();
+    expect(await events).toEqual([{ type: 'final', text: 'for two people', startMs: 0, endMs: 1000, speechFinal: true }]);
+    const [upload] = standIn.requestsTo(TRANSCRIPTIONS_PATH);
+    expect(upload!.file!.wav).toMatchObject({ sampleRate: 8000, channels: 1 });
+    expect(upload!.file!.wav!.samples.length).toBe(8000);
+  });
+
   it('a finalize() with (almost) no audio answers an empty final without a request', async () => {
     const { standIn, provider } = await setup();
     const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });

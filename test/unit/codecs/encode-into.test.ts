@@ -140,7 +140,8 @@ describe('InboundTranscoder', () => {
       const chunker = new FrameChunker();
       for (let p = 0; p < 10; p++) {
         const payload = enc.encode(noise(codec.sampleRate / 50, p).map((v) => v >> 2));
-        const got = dec.decode(payload);
+        // G.711 frames are NarrowbandFrames: compared by what they give (16 kHz samples made on read).
+        const got = dec.decode(payload).map((f) => ({ samples: f.samples, sampleRate: f.sampleRate }));
         const want = chunker.push(resampler.process(ref.decode(payload)));
         expect(got).toEqual(want);
         expect(got[0]!.samples.length).toBe(FRAME_SAMPLES);

@@ -47,19 +47,25 @@ describe('denoiser backends', () => {
 
 describe('SpectralDenoiser', () => {
   it.each([
-    ['wideband', {}],
-    ['narrowband', { narrowband: true }],
-  ] as const)('%s: turns 16 kHz frames into new frames of the same length, refuses other shapes', (_band, options) => {
+    ['wideband', {}, 16000, 8000],
+    ['narrowband', { narrowband: true }, 8000, 16000],
+  ] as const)('%s: turns %i Hz frames into new frames of the same rate and length, refuses other shapes and rates', (_band, options, rate, other) => {
     const s = denoiser.createStream(options);
-    const input = { samples: new Int16Array(320).fill(100), sampleRate: 16000 };
+    // 20 ms; then 10 ms (one hop) and 40 ms.
+    const frame = rate / 50;
+    const input = { samples: new Int16Array(frame).fill(100), sampleRate: rate };
     const out = s.process(input);
-    expect(out.sampleRate).toBe(16000);
-    expect(out.samples).toHaveLength(320);
+    expect(out.sampleRate).toBe(rate);
+    expect(out.samples).toHaveLength(frame);
     expect(out.samples).not.toBe(input.samples);
-    expect(s.process({ samples: new Int16Array(160), sampleRate: 16000 }).samples).toHaveLength(160);
-    expect(s.process({ samples: new Int16Array(640), sampleRate: 16000 }).samples).toHaveLength(640);
-    expect(() => s.process({ samples: new Int16Array(100), sampleRate: 16000 })).toThrow(RangeError);
-    expect(() => s.process({ samples: new Int16Array(160), sampleRate: 8000 })).toThrow(RangeError);
+    expect(s.process({ samples: new Int16Array(frame / 2), sampleRate: rate }).samples).toHaveLength(frame / 2);
+    expect(s.process({ samples: new Int16Array(frame * 2), sampleRate: rate }).samples).toHaveLength(frame * 2);
+    expect(() => s.process({ samples: new Int16Array(100), sampleRate: rate })).toThrow(RangeError);
+    // The other mode's rate, whatever the length: a RangeError naming the stream's rate and the frame's.
+    for (const n of [160, 320]) {
+      expect(() => s.process({ samples: new Int16Array(n), sampleRate: other })).toThrow(RangeError);
+      expect(() => s.process({ samples: new Int16Array(n), sampleRate: other })).toThrow(`${rate} Hz frames, got ${other} Hz`);
+    }
     s.close();
     s.close();
     expect(() => s.process(input)).toThrow(/closed/);

@@ -1,7 +1,8 @@
 /**
  * The worker-backed denoiser (src/audio/denoise-worker.ts): the same samples as the in-thread
- * backends for interleaved streams of either mode (wideband, narrowband), batching across
- * streams, per-frame fallback when the worker dies mid-batch (and its replacement), and close().
+ * backends for interleaved streams of either mode (wideband at 16 kHz, narrowband at 8 kHz),
+ * batching across streams, per-frame fallback when the worker dies mid-batch (and its
+ * replacement), and close().
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,12 +11,15 @@ import { SpectralDenoiser } from '../../../src/audio/denoise-spectral.ts';
 import { WorkerDenoiser, type WorkerDenoiseStream } from '../../../src/audio/denoise-worker.ts';
 import { concatPcm, type AudioFrame } from '../../../src/audio/frame.ts';
 import { loadFixture, toFrames } from '../vad/fixture-audio.ts';
-import { same, telephone } from './scenes.ts';
+import { at8k, same, toFrames8k } from './scenes.ts';
 
-/** A few seconds of each fixture, as 20 ms frames (as a G.711 call delivers it with `tel`). */
-function frames(name: string, seconds = 4, tel = false): AudioFrame[] {
+/**
+ * A few seconds of each fixture, as 20 ms frames: at 16 kHz, or with `narrowband` at 8 kHz (as
+ * a G.711 call carries it, and as a narrowband stream takes it).
+ */
+function frames(name: string, seconds = 4, narrowband = false): AudioFrame[] {
   const pcm = loadFixture(name).subarray(0, seconds * 16000);
-  return toFrames(tel ? telephone(pcm) : pcm);
+  return narrowband ? toFrames8k(at8k(pcm)) : toFrames(pcm);
 }
 
 /** The input delayed by `d` samples: what a pass-through frame must equal. */
@@ -130,7 +134,28 @@ describe('WorkerDenoiser (spectral)', () => {
     expect((await s.process({ samples: new Int16Array(160), sampleRate: 16000 })).samples).toHaveLength(160);
     await expect(s.process({ samples: new Int16Array(100), sampleRate: 16000 })).rejects.toThrow(RangeError);
     await expect(s.process({ samples: new Int16Array(160), sampleRate: 8000 })).rejects.toThrow(RangeError);
+    await expect(s.process({ samples: new Int16Array(160), sampleRate: 8000 })).rejects.toThrow('needs 16000 Hz frames, got 8000 Hz');
     s.close();
+    s.close();
+    await expect(s.process(input)).rejects.toThrow(/closed/);
+  });
+
+  it('narrowband streams: 8 kHz frames in, new 8 kHz frames of the same length out; 16 kHz frames refused', async () => {
+    const s = worker.createStream({ narrowband: true });
+    expect(s.sampleRate).toBe(8000);
+    const input = { samples: new Int16Array(160).fill(100), sampleRate: 8000 };
+    const out = await s.process(input);
+    expect(out.sampleRate).toBe(8000);
+    expect(out.samples).toHaveLength(160);
+    expect(out.samples).not.toBe(input.samples);
+    // Whole 10 ms steps at 8 kHz: 80 samples.
+    expect((await s.process({ samples: new Int16Array(80), sampleRate: 8000 })).samples).toHaveLength(80);
+    await expect(s.process({ samples: new Int16Array(100), sampleRate: 8000 })).rejects.toThrow(RangeError);
+    // Refused before it is queued (it would pass the length check: 320 is four 8 kHz hops).
+    const before = worker.stats.frames;
+    await expect(s.process({ samples: new Int16Array(320), sampleRate: 16000 })).rejects.toThrow(RangeError);
+    await expect(s.process({ samples: new Int16Array(320), sampleRate: 16000 })).rejects.toThrow('needs 8000 Hz frames, got 16000 Hz');
+    expect(worker.stats.frames).toBe(before);
     s.close();
     await expect(s.process(input)).rejects.toThrow(/closed/);
   });
@@ -142,13 +167,12 @@ describe('WorkerDenoiser (spectral)', () => {
       expect(engine).toBeInstanceOf(WorkerDenoiser);
       expect([engine.name, engine.delayMs, engine.thread]).toEqual(['spectral', 10, 'worker']);
       expect([inline.name, inline.delayMs, inline.thread]).toEqual(['spectral', 10, 'inline']);
-      expect([engine.delayMsFor({ narrowband: true }), inline.delayMsFor({ narrowband: true })]).toEqual([12.0625, 12.0625]);
-      const f = frames('noise-street', 1);
+      expect([engine.delayMsFor({ narrowband: true }), inline.delayMsFor({ narrowband: true })]).toEqual([10, 10]);
       for (const narrowband of [false, true]) {
         const a = engine.createStream({ narrowband });
         const b = inline.createStream({ narrowband });
         expect(a.delayMs).toBe(b.delayMs);
-        for (const frame of f) expect(same((await a.process(frame)).samples, (await b.process(frame)).samples)).toBe(true);
+        for (const frame of frames('noise-street', 1, narrowband)) expect(same((await a.process(frame)).samples, (await b.process(frame)).samples)).toBe(true);
         a.close();
         b.close();
       }
@@ -160,7 +184,7 @@ describe('WorkerDenoiser (spectral)', () => {
 
 describe('WorkerDenoiser (spectral, narrowband streams)', () => {
   it('runs each stream in its own mode: interleaved narrowband and wideband streams give the in-thread output of theirs', async () => {
-    expect([worker.delayMs, worker.delayMsFor(), worker.delayMsFor({ narrowband: true })]).toEqual([10, 10, 12.0625]);
+    expect([worker.delayMs, worker.delayMsFor(), worker.delayMsFor({ narrowband: true })]).toEqual([10, 10, 10]);
     const calls = [
       { name: 'utt-opening-hours-street', narrowband: true },
       { name: 'noise-street', narrowband: true },
@@ -175,14 +199,21 @@ describe('WorkerDenoiser (spectral, narrowband streams)', () => {
       return concatPcm(fs.map((f) => s.process(f).samples));
     });
     const streams = calls.map((c) => worker.createStream({ narrowband: c.narrowband }));
-    expect(streams.map((s) => s.delayMs)).toEqual(calls.map((c) => (c.narrowband ? 12.0625 : 10)));
+    expect(streams.map((s) => s.delayMs)).toEqual(calls.map(() => 10));
+    expect(streams.map((s) => s.sampleRate)).toEqual(calls.map((c) => (c.narrowband ? 8000 : 16000)));
     const before = worker.stats;
     const got: Int16Array[][] = inputs.map(() => []);
     for (let t = 0; t < Math.max(...inputs.map((fs) => fs.length)); t++) {
       // All calls' frames of one turn go in one batch, both modes side by side.
       const work = inputs.map((fs, c) => {
         const f = fs[t];
-        return f && streams[c]!.process(f).then((out) => void got[c]!.push(out.samples));
+        return (
+          f &&
+          streams[c]!.process(f).then((out) => {
+            expect(out.sampleRate).toBe(f.sampleRate);
+            got[c]!.push(out.samples);
+          })
+        );
       });
       await Promise.all(work);
     }
@@ -208,19 +239,50 @@ describe('WorkerDenoiser in a process started with V8 flags', () => {
 });
 
 describe('WorkerDenoiser (rnnoise)', () => {
-  it('gives the in-thread RNNoise output', async () => {
+  it('gives the in-thread RNNoise output, in either mode', async () => {
     const w = await WorkerDenoiser.load({ backend: 'rnnoise' });
     try {
-      expect([w.name, w.delayMs]).toEqual(['rnnoise', 12]);
-      const inline = (await Denoiser.load()).createStream();
+      expect([w.name, w.delayMs, w.delayMsFor({ narrowband: true })]).toEqual(['rnnoise', 12, 14]);
+      const rnnoise = await Denoiser.load();
+      const inline = rnnoise.createStream();
+      const inlineNb = rnnoise.createStream({ narrowband: true });
       const ws = [w.createStream(), w.createStream()];
+      const nb = w.createStream({ narrowband: true });
+      expect([nb.sampleRate, nb.delayMs]).toEqual([8000, 14]);
       const input = frames('utt-opening-hours-street', 2);
-      for (const f of input) {
-        const [a, b] = await Promise.all(ws.map((s) => s.process(f)));
+      const inputNb = frames('utt-opening-hours-street', 2, true);
+      for (let i = 0; i < input.length; i++) {
+        const f = input[i]!;
+        const [a, b, c] = await Promise.all([...ws.map((s) => s.process(f)), nb.process(inputNb[i]!)]);
         const want = inline.process(f).samples;
         expect(same(a!.samples, want) && same(b!.samples, want)).toBe(true);
+        expect(c!.sampleRate).toBe(8000);
+        expect(same(c!.samples, inlineNb.process(inputNb[i]!).samples)).toBe(true);
       }
       inline.close();
+      inlineNb.close();
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('falls back to a delay line of each stream\'s own delay, at its own rate (192 samples at 16 kHz, 112 at 8 kHz)', async () => {
+    const w = await WorkerDenoiser.load({ backend: 'rnnoise' });
+    try {
+      const inputs = [frames('noise-street', 1), frames('noise-street', 1, true)];
+      const streams = [w.createStream(), w.createStream({ narrowband: true })];
+      for (let t = 0; t < 5; t++) await Promise.all(streams.map((s, k) => s.process(inputs[k]![t]!)));
+      const old = w.workerForTest!;
+      const exited = new Promise<void>((r) => old.once('exit', () => r()));
+      w.crashNextBatchForTest('exit');
+      const outs = await Promise.all(streams.map((s, k) => s.process(inputs[k]![5]!)));
+      await exited;
+      [192, 112].forEach((delay, k) => {
+        const [prev, cur] = [inputs[k]![4]!.samples, inputs[k]![5]!.samples];
+        expect(outs[k]!.sampleRate).toBe(k === 0 ? 16000 : 8000);
+        expect(same(outs[k]!.samples, delayed(concatPcm([prev, cur]), delay).subarray(prev.length)), `stream ${k}`).toBe(true);
+      });
+      expect(w.stats.fallbacks).toBe(2);
     } finally {
       await w.close();
     }
@@ -228,11 +290,12 @@ describe('WorkerDenoiser (rnnoise)', () => {
 });
 
 describe('WorkerDenoiser failures', () => {
-  async function runUntilRecovered(d: WorkerDenoiser, streams: WorkerDenoiseStream[], input: AudioFrame[]): Promise<number> {
+  /** `inputs[k]`: stream k's frames, at its rate. */
+  async function runUntilRecovered(d: WorkerDenoiser, streams: WorkerDenoiseStream[], inputs: AudioFrame[][]): Promise<number> {
     // Frames keep coming back while the replacement starts (as delayed pass-through).
     for (let i = 0; i < 500; i++) {
       const before = d.stats.fallbacks;
-      await Promise.all(streams.map((s) => s.process(input[i % input.length]!)));
+      await Promise.all(streams.map((s, k) => s.process(inputs[k]![i % inputs[k]!.length]!)));
       if (d.stats.starts === 2 && d.stats.fallbacks === before) return i;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -243,29 +306,34 @@ describe('WorkerDenoiser failures', () => {
     it(`a worker dying mid-batch (${how}) fails only that batch: delayed pass-through, then a new worker`, async () => {
       const d = await WorkerDenoiser.load();
       try {
-        const input = frames('noise-street', 2);
-        // Three wideband streams and a narrowband one.
+        // Three wideband streams (16 kHz frames) and a narrowband one (the same audio at 8 kHz).
+        const byMode = { wide: frames('noise-street', 2), narrow: frames('noise-street', 2, true) };
         const streams = [d.createStream(), d.createStream(), d.createStream(), d.createStream({ narrowband: true })];
-        for (const f of input.slice(0, 10)) await Promise.all(streams.map((s) => s.process(f)));
+        const inputs = streams.map((_, i) => (i < 3 ? byMode.wide : byMode.narrow));
+        for (let t = 0; t < 10; t++) await Promise.all(streams.map((s, i) => s.process(inputs[i]![t]!)));
         const old = d.workerForTest!;
         const exited = new Promise<void>((r) => old.once('exit', () => r()));
         d.crashNextBatchForTest(how);
-        const prev = input[9]!.samples;
-        const cur = input[10]!;
-        const outs = await Promise.all(streams.map((s) => s.process(cur)));
+        const outs = await Promise.all(streams.map((s, i) => s.process(inputs[i]![10]!)));
         await exited;
-        // Exactly the caller's audio, delayMs late (160 samples, narrowband 193): aligned with the
-        // denoised frames around it.
-        const want = (delay: number) => delayed(concatPcm([prev, cur.samples]), delay).subarray(320);
-        outs.forEach((o, i) => expect(same(o.samples, want(i < 3 ? 160 : 193)), `stream ${i}`).toBe(true));
+        // Exactly the caller's audio, delayMs late in samples at the stream's rate (160 at 16 kHz,
+        // narrowband 80 at 8 kHz): aligned with the denoised frames around it.
+        const want = (input: AudioFrame[], delay: number) => {
+          const [prev, cur] = [input[9]!.samples, input[10]!.samples];
+          return delayed(concatPcm([prev, cur]), delay).subarray(prev.length);
+        };
+        outs.forEach((o, i) => {
+          expect(o.sampleRate, `stream ${i}`).toBe(i < 3 ? 16000 : 8000);
+          expect(same(o.samples, i < 3 ? want(byMode.wide, 160) : want(byMode.narrow, 80)), `stream ${i}`).toBe(true);
+        });
         expect(d.stats.fallbacks).toBe(4);
-        await runUntilRecovered(d, streams, input);
+        await runUntilRecovered(d, streams, inputs);
         expect(d.stats.starts).toBe(2);
         // The replacement holds fresh state: new streams match fresh in-thread ones of their mode.
         for (const narrowband of [false, true]) {
           const fresh = d.createStream({ narrowband });
           const ref = new SpectralDenoiser().createStream({ narrowband });
-          for (const f of input.slice(0, 20)) expect(same((await fresh.process(f)).samples, ref.process(f).samples)).toBe(true);
+          for (const f of (narrowband ? byMode.narrow : byMode.wide).slice(0, 20)) expect(same((await fresh.process(f)).samples, ref.process(f).samples)).toBe(true);
         }
       } finally {
         await d.close();

@@ -1,4 +1,4 @@
-// Narrowband streams (G.711 calls): Silero's 8 kHz mode behind the same 16 kHz frames. They find
+// Narrowband streams (G.711 calls): Silero's 8 kHz mode, given 8 kHz frames or 16 kHz ones. They find
 // the speech a wideband stream finds on the same telephone-band audio, keep the window timeline,
 // and share batches with wideband streams (one run per rate) without changing anyone's results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { copySamples, type AudioFrame } from '../../../src/audio/frame.ts';
 import { ulaw } from '../../../src/media/codecs/g711.ts';
 import type { PassThroughFrame } from '../../../src/media/media-types.ts';
 import { Resampler } from '../../../src/audio/resample.ts';
+import { NarrowbandFrame } from '../../../src/audio/narrowband-frame.ts';
 import { SileroVad, SILERO_WINDOW_SAMPLES } from '../../../src/audio/vad/silero.ts';
 import type { SpeechEvent } from '../../../src/audio/vad/detector.ts';
 import { alone, callAudio, expectClose, together, type Narrowband } from './batch-audio.ts';
@@ -97,9 +98,10 @@ describe('narrowband stream', () => {
     }
   });
 
-  it('takes 16 kHz frames only, and frames that view a shared slab at an offset', async () => {
+  it('takes 16 and 8 kHz frames only, and frames that view a shared slab at an offset', async () => {
     const s = vad.createStream({ narrowband: true });
-    await expect(s.push({ samples: new Int16Array(160), sampleRate: 8000 })).rejects.toThrow(/16000 Hz/);
+    await expect(s.push({ samples: new Int16Array(480), sampleRate: 24_000 })).rejects.toThrow(/16000 or 8000 Hz frames, got 24000/);
+    await expect(vad.createStream().push({ samples: new Int16Array(160), sampleRate: 8000 })).rejects.toThrow(/needs 16000 Hz frames, got 8000/);
     const pcm = loadFixture('utt-opening-hours');
     const plain = toFrames(pcm);
     // What the media path hands over: views into 64 KiB slabs, at byte offsets.
@@ -133,6 +135,35 @@ describe('narrowband stream', () => {
     expect(await speechIn(carried.map((f) => ({ ...f, mulaw: f.mulaw!.subarray(0, 80) })))).toBeLessThan(0.1);
     // A wideband stream never reads them.
     expect(await speechIn(carried, false)).toBeLessThan(0.1);
+  });
+
+  it('takes 8 kHz frames as they are, and a NarrowbandFrame by its own 8 kHz samples', async () => {
+    const pcm = loadFixture('utt-opening-hours');
+    const low = new Resampler(16_000, 8000).process(pcm);
+    const lowFrames: AudioFrame[] = [];
+    for (let at = 0; at + 160 <= low.length; at += 160) lowFrames.push({ samples: low.subarray(at, at + 160), sampleRate: 8000 });
+    const probabilities = async (frames: AudioFrame[]): Promise<number[]> => {
+      const s = vad.createStream({ narrowband: true });
+      const out: number[] = [];
+      for (const f of frames) out.push(await s.push(f));
+      return out;
+    };
+    const direct = await probabilities(lowFrames);
+    expect(Math.max(...direct)).toBeGreaterThan(0.9);
+    // The same 8 kHz samples inside 16 kHz frames whose own 16 kHz samples are silence: the
+    // stream reads the 8 kHz ones (and never makes the 16 kHz ones).
+    let previous: Int16Array | undefined;
+    const carried = lowFrames.map((f) => {
+      const frame = new NarrowbandFrame(f.samples, previous);
+      previous = f.samples;
+      return frame;
+    });
+    expect(await probabilities(carried)).toEqual(direct);
+    // A wideband stream reads the 16 kHz samples, made on demand: speech too.
+    const wide = vad.createStream();
+    let best = 0;
+    for (const f of carried) best = Math.max(best, await wide.push(f));
+    expect(best).toBeGreaterThan(0.9);
   });
 
   it('reset() forgets the decimator history too: a used stream behaves like a new one', async () => {

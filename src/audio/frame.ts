@@ -180,19 +180,25 @@ export async function* toFrames(
   if (last) yield last;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /**
  * Little-endian PCM16 bytes → samples. Copies, because a Buffer's byteOffset is often odd
- * (pooled slices) and an Int16Array view would throw or alias memory the caller reuses.
+ * (pooled slices) and an Int16Array view would throw or alias memory the caller reuses. On a
+ * little-endian host the bytes already are the samples: one byte copy (streamed TTS audio comes
+ * through here, where reading sample by sample was 1 % of the event loop at 100 calls).
  */
 export function pcmFromBytes(bytes: Uint8Array): Int16Array {
   const n = bytes.length >> 1;
   const out = new Int16Array(n);
+  if (LITTLE_ENDIAN) {
+    new Uint8Array(out.buffer, 0, n * 2).set(bytes.subarray(0, n * 2));
+    return out;
+  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, n * 2);
   for (let i = 0; i < n; i++) out[i] = view.getInt16(i * 2, true);
   return out;
 }
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Samples → little-endian PCM16 bytes (a copy, so the frame stays owned by its producer). */
 export function pcmToBytes(samples: Int16Array): Buffer {

@@ -7,7 +7,7 @@
  * and partial-frame remainder.
  */
 import { copySamples, FRAME_MS, FrameChunker, SAMPLE_RATE, samplesPerFrame, type AudioFrame } from '../../audio/frame.ts';
-import { NARROWBAND_RATE, NarrowbandFrame } from '../../audio/narrowband-frame.ts';
+import { NARROWBAND_RATE, NarrowbandFrame, narrowOf } from '../../audio/narrowband-frame.ts';
 import { Resampler } from '../../audio/resample.ts';
 import { pcmSamples, rtpTicks, type Codec, type CodecDecoder, type CodecEncoder } from './codec.ts';
 
@@ -114,6 +114,8 @@ export class OutboundTranscoder {
    */
   private readonly one: Buffer[] = [Buffer.alloc(0)];
   private inRoom = false;
+  /** The resampler was passed over for a frame at the codec's own rate (see pcmAtCodecRate). */
+  private skipped = false;
 
   /**
    * `headerRoom` > 0 (the send path: RTP_HEADER_LENGTH): where the encoder can write into a
@@ -169,6 +171,27 @@ export class OutboundTranscoder {
     return this.encodePcm(SILENT_FRAME);
   }
 
+  /**
+   * The frame's PCM at the codec's rate. A G.711 caller frame going out on a G.711 call (the echo
+   * number, a bridged leg) is its own 8 kHz samples: no 2× up on read and 2× down here, and not
+   * even the round trip's 3 ms. The resampler skips those frames, so the first frame after a run
+   * of them starts it afresh rather than on history from before the run.
+   */
+  private pcmAtCodecRate(frame: AudioFrame): Int16Array {
+    const narrow = this.codec.sampleRate === NARROWBAND_RATE ? narrowOf(frame) : undefined;
+    if (narrow) {
+      this.skipped = true;
+      return narrow;
+    }
+    if (frame.sampleRate !== this.resampler.fromRate || this.skipped) {
+      // A source at another rate (a provider that skipped the edge) still plays correctly.
+      this.resampler = new Resampler(frame.sampleRate, this.codec.sampleRate);
+      this.skipped = false;
+    }
+    // processShared: the packetizer copies what it keeps, so the resampler's buffer is reused.
+    return this.resampler.processShared(frame.samples);
+  }
+
   private silencePayload(): Buffer {
     let byPtime = silencePayloads.get(this.codec);
     if (!byPtime) silencePayloads.set(this.codec, (byPtime = new Map()));
@@ -181,12 +204,7 @@ export class OutboundTranscoder {
   }
 
   private encodePcm(frame: AudioFrame): Buffer[] {
-    if (frame.sampleRate !== this.resampler.fromRate) {
-      // A source at another rate (a provider that skipped the edge) still plays correctly.
-      this.resampler = new Resampler(frame.sampleRate, this.codec.sampleRate);
-    }
-    // processShared: the packetizer copies what it keeps, so the resampler's buffer is reused.
-    const pcm = this.resampler.processShared(frame.samples);
+    const pcm = this.pcmAtCodecRate(frame);
     this.inRoom = false;
     if (this.packetizer.pending === 0 && pcm.length === this.packetizer.frameSamples) {
       // The usual case (20 ms in, 20 ms packets): encode straight from the resampler's buffer,

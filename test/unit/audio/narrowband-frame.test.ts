@@ -8,7 +8,7 @@ import { Resampler, upsample2, UPSAMPLE2_HISTORY } from '../../../src/audio/resa
 import { ulaw } from '../../../src/media/codecs/g711.ts';
 import { pcma } from '../../../src/media/codecs/pcma.ts';
 import { pcmu } from '../../../src/media/codecs/pcmu.ts';
-import { InboundTranscoder } from '../../../src/media/codecs/transcode.ts';
+import { InboundTranscoder, OutboundTranscoder } from '../../../src/media/codecs/transcode.ts';
 import { g722 } from '../../../src/media/codecs/g722.ts';
 import { lcg, sine } from './signal.ts';
 
@@ -107,5 +107,27 @@ describe('NarrowbandFrame from the G.711 edge', () => {
     const silence = NarrowbandFrame.silence();
     expect(narrowOf(silence)).toEqual(new Int16Array(160));
     expect(silence.samples).toEqual(new Int16Array(320));
+  });
+});
+
+describe('NarrowbandFrame to a G.711 outbound (echo, a bridged leg)', () => {
+  it('is encoded from its own 8 kHz samples; 16 kHz frames after it start the resampler afresh', () => {
+    const pcm = line(160 * 10);
+    const edge = new InboundTranscoder(pcmu);
+    const frames = edge.decode(ulaw.encode(pcm));
+    const out = new OutboundTranscoder(pcmu);
+    for (const f of frames) expect(Buffer.concat(out.encode(f))).toEqual(Buffer.from(ulaw.encode(narrowOf(f)!)));
+    // Nothing of the caller's audio lingers in a filter: silence after it is silence at once.
+    const silence = { samples: new Int16Array(320), sampleRate: SAMPLE_RATE };
+    expect(Buffer.concat(out.encode(silence))).toEqual(Buffer.from(ulaw.encode(new Int16Array(160))));
+    // And a 16 kHz frame then goes through the resampler as on a fresh outbound.
+    const tone = { samples: sine(500, SAMPLE_RATE, 320, 8000), sampleRate: SAMPLE_RATE };
+    const fresh = new OutboundTranscoder(pcmu);
+    fresh.encode(silence);
+    expect(Buffer.concat(out.encode(tone))).toEqual(Buffer.concat(fresh.encode(tone)));
+    // On a wideband outbound the frame is its 16 kHz samples, as any frame.
+    const wide = new OutboundTranscoder(g722);
+    const reference = new OutboundTranscoder(g722);
+    expect(Buffer.concat(wide.encode(frames[3]!))).toEqual(Buffer.concat(reference.encode({ samples: frames[3]!.samples, sampleRate: SAMPLE_RATE })));
   });
 });

@@ -11,7 +11,7 @@ import { concatPcm, copySamples } from '../../../src/audio/frame.ts';
 import { resample } from '../../../src/audio/resample.ts';
 import { SileroVad } from '../../../src/audio/vad/silero.ts';
 import { db, energy, energyOnsetMs, loadFixture, runVad, toFrames } from '../vad/fixture-audio.ts';
-import { at8k, bestLag, clip, denoiseWith, measure, NB_RATE, same, scene, telephone, toFrames8k } from './scenes.ts';
+import { at8k, bestLag, clip, denoiseWith, measure, NB_RATE, interleave, same, scene, telephone, toFrames8k } from './scenes.ts';
 
 const denoiser = new SpectralDenoiser();
 const narrow = (pcm8k: Int16Array): Int16Array => denoiseWith(denoiser.createStream({ narrowband: true }), pcm8k, NB_RATE);
@@ -255,14 +255,9 @@ describe('RNNoise narrowband streams', () => {
     const sepA = rn(concatPcm(a.map((f) => f.samples)));
     const sepB = denoiseWith(rnnoise.createStream(), concatPcm(b.map((f) => f.samples)));
     const [sa, sb] = [rnnoise.createStream({ narrowband: true }), rnnoise.createStream()];
-    const outA: Int16Array[] = [];
-    const outB: Int16Array[] = [];
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      if (a[i]) outA.push(sa.process(a[i]!).samples);
-      if (b[i]) outB.push(sb.process(b[i]!).samples);
-    }
-    expect(same(concatPcm(outA), sepA)).toBe(true);
-    expect(same(concatPcm(outB), sepB)).toBe(true);
+    const [outA, outB] = interleave(sa, a, sb, b);
+    expect(same(outA, sepA)).toBe(true);
+    expect(same(outB, sepB)).toBe(true);
     sa.close();
     sb.close();
   });

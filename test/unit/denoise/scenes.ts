@@ -38,6 +38,17 @@ export function denoiseWith(stream: DenoiserStream, pcm: Int16Array, rate = 1600
 }
 
 /** `speech` after LEAD samples of noise, over `noise` looped at `gain`, with 1 s of noise after. */
+/** Two calls' streams fed frame by frame in turn (as the engine does): each stream's whole output. */
+export function interleave(sa: DenoiserStream, a: AudioFrame[], sb: DenoiserStream, b: AudioFrame[]): [Int16Array, Int16Array] {
+  const outA: Int16Array[] = [];
+  const outB: Int16Array[] = [];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i]) outA.push(sa.process(a[i]!).samples);
+    if (b[i]) outB.push(sb.process(b[i]!).samples);
+  }
+  return [concatPcm(outA), concatPcm(outB)];
+}
+
 export function scene(speechName: string, noiseName: string, gain = 1): { clean: Int16Array; noisy: Int16Array } {
   const speech = loadFixture(speechName);
   const noise = loadFixture(noiseName);

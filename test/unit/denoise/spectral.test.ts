@@ -6,7 +6,7 @@ import { concatPcm } from '../../../src/audio/frame.ts';
 import { SileroVad } from '../../../src/audio/vad/silero.ts';
 import type { SpeechEvent } from '../../../src/audio/vad/detector.ts';
 import { db, energy, energyOnsetMs, loadFixture, runVad, toFrames } from '../vad/fixture-audio.ts';
-import { clip, denoiseWith, measure, same, scene, telephone } from './scenes.ts';
+import { clip, denoiseWith, interleave, measure, same, scene, telephone } from './scenes.ts';
 
 const denoiser = new SpectralDenoiser();
 const DELAY = (SpectralDenoiseStream.delayMs * 16000) / 1000; // 160 samples
@@ -188,14 +188,9 @@ describe('SpectralDenoiser', () => {
     const sepB = denoise(concatPcm(b.map((f) => f.samples)));
     const sa = denoiser.createStream();
     const sb = denoiser.createStream();
-    const outA: Int16Array[] = [];
-    const outB: Int16Array[] = [];
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      if (a[i]) outA.push(sa.process(a[i]!).samples);
-      if (b[i]) outB.push(sb.process(b[i]!).samples);
-    }
-    expect(same(concatPcm(outA), sepA)).toBe(true);
-    expect(same(concatPcm(outB), sepB)).toBe(true);
+    const [outA, outB] = interleave(sa, a, sb, b);
+    expect(same(outA, sepA)).toBe(true);
+    expect(same(outB, sepB)).toBe(true);
   });
 
   it('a deeper floor cuts more noise', () => {

@@ -11,8 +11,8 @@
  * made, since it keeps the 8 kHz samples before it (its predecessor's array) for the filter's
  * history.
  */
-import { SAMPLE_RATE, zeroSamples, type AudioFrame } from './frame.ts';
-import { upsample2, UPSAMPLE2_HISTORY } from './resample.ts';
+import { copySamples, SAMPLE_RATE, zeroSamples, type AudioFrame } from './frame.ts';
+import { Resampler, upsample2, UPSAMPLE2_HISTORY } from './resample.ts';
 
 /** The 8 kHz rate of a NarrowbandFrame's own samples. */
 export const NARROWBAND_RATE = 8000;
@@ -51,4 +51,22 @@ export class NarrowbandFrame implements AudioFrame {
 /** The 8 kHz samples behind a caller frame, when it has them (a NarrowbandFrame's `narrow`). */
 export function narrowOf(frame: AudioFrame): Int16Array | undefined {
   return frame instanceof NarrowbandFrame ? frame.narrow : undefined;
+}
+
+/**
+ * One call's caller audio at 8 kHz, frame by frame, for a reader that runs at the line's rate
+ * (the cascade's listener, call control's STT taps): a G.711 frame's own samples, an 8 kHz frame
+ * as it is, anything else (silence made elsewhere, a codec changed mid-call) decimated with this
+ * reader's own filter, so its history carries across frames.
+ */
+export class NarrowbandReader {
+  private decimator: Resampler | undefined;
+
+  frame(frame: AudioFrame): AudioFrame {
+    if (frame.sampleRate === NARROWBAND_RATE) return frame;
+    const narrow = narrowOf(frame);
+    if (narrow) return { samples: narrow, sampleRate: NARROWBAND_RATE };
+    this.decimator ??= new Resampler(frame.sampleRate, NARROWBAND_RATE);
+    return { samples: copySamples(this.decimator.processShared(frame.samples)), sampleRate: NARROWBAND_RATE };
+  }
 }

@@ -20,9 +20,8 @@
  */
 import { AsyncResource } from 'node:async_hooks';
 import type { DenoiseStreamLike } from '../../audio/denoise-gate.ts';
-import { copySamples, FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
-import { NARROWBAND_RATE, narrowOf } from '../../audio/narrowband-frame.ts';
-import { Resampler } from '../../audio/resample.ts';
+import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
+import { NarrowbandReader } from '../../audio/narrowband-frame.ts';
 import type { SpeechDetector, SpeechEvent } from '../../audio/vad/detector.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { WorkTracker } from './work.ts';
@@ -107,8 +106,8 @@ class Listener {
   private readonly onAbort = (): void => {
     this.aborted = true;
   };
-  /** Narrowband calls: for frames that are not G.711's own (see narrow()). */
-  private decimator: Resampler | undefined;
+  /** Narrowband calls: every frame at 8 kHz. */
+  private readonly narrow: NarrowbandReader | undefined;
   /** Ends the VAD answer's count as tracked work (a virtual clock waits for it). */
   private release: () => void = () => {};
 
@@ -118,6 +117,7 @@ class Listener {
     private readonly reject: (error: unknown) => void,
   ) {
     this.onSpeech = AsyncResource.bind(o.onSpeech);
+    this.narrow = o.narrowband ? new NarrowbandReader() : undefined;
     this.aborted = o.signal.aborted;
     o.signal.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -131,7 +131,7 @@ class Listener {
     const o = this.o;
     if (this.aborted) return this.end();
     this.pipe.pause();
-    const heard = o.narrowband ? this.narrow(frame) : frame;
+    const heard = this.narrow ? this.narrow.frame(frame) : frame;
     const frameMs = (heard.samples.length / heard.sampleRate) * 1000 || FRAME_MS;
     // The first frame arrived at its end: it started one frame earlier.
     this.audioMs ??= Math.max(0, o.now() - frameMs);
@@ -141,15 +141,6 @@ class Listener {
     const clean = o.denoise ? o.denoise.process(heard) : heard;
     if (isPromise(clean)) o.work.track(clean).then(this.denoised, this.failed);
     else this.denoised(clean);
-  }
-
-  /** A caller frame at 8 kHz: a G.711 frame's own samples, anything else decimated. */
-  private narrow(frame: AudioFrame): AudioFrame {
-    if (frame.sampleRate === NARROWBAND_RATE) return frame;
-    const narrow = narrowOf(frame);
-    if (narrow) return { samples: narrow, sampleRate: NARROWBAND_RATE };
-    this.decimator ??= new Resampler(frame.sampleRate, NARROWBAND_RATE);
-    return { samples: copySamples(this.decimator.processShared(frame.samples)), sampleRate: NARROWBAND_RATE };
   }
 
   private readonly denoised = (clean: AudioFrame): void => {

@@ -124,15 +124,20 @@ interface Listening {
 
 /** The supervisor's audio through VAD (to ask for finals at each pause) into STT. */
 function listen(c: Conductor, leg: Leg, stt: NonNullable<ReturnType<typeof sttFor>>, onFinal: (text: string) => void): Listening {
-  const tap = new TranscriptTap(stt, {
-    onText: (text, isFinal) => {
-      if (isFinal && text) onFinal(text);
+  const narrowband = isNarrowbandCodec(leg.media.outbound.codec);
+  const tap = new TranscriptTap(
+    stt,
+    {
+      onText: (text, isFinal) => {
+        if (isFinal && text) onFinal(text);
+      },
+      onError: (err) => c.deps.env.logger.warn({ call: c.session.uuid, err }, 'warm transfer: STT on the supervisor leg failed; keys still work'),
     },
-    onError: (err) => c.deps.env.logger.warn({ call: c.session.uuid, err }, 'warm transfer: STT on the supervisor leg failed; keys still work'),
-  });
+    narrowband,
+  );
   const frames = new DropOldestQueue<AudioFrame>(100);
   leg.onFrame = (f) => frames.push(f);
-  const vad = c.deps.vad?.createStream({ narrowband: isNarrowbandCodec(leg.media.outbound.codec) });
+  const vad = c.deps.vad?.createStream({ narrowband });
   const speech = new SpeechDetector();
   void (async () => {
     let atMs = 0;

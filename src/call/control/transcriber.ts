@@ -13,6 +13,7 @@
  * through `onError` and the tap goes quiet: callers then decide without words.
  */
 import type { AudioFrame } from '../../audio/frame.ts';
+import { NarrowbandReader } from '../../audio/narrowband-frame.ts';
 import type { SttProvider, SttStream } from '../../providers/stt/types.ts';
 import type { AssistantRecord } from '../../store/repos/assistants.ts';
 import type { EngineContext } from '../engine.ts';
@@ -46,11 +47,16 @@ export class TranscriptTap {
   private readonly stream: SttStream | undefined;
   private readonly reading: Promise<void>;
 
-  constructor(stt: AssistantStt, hooks: TranscriptTapHooks) {
+  /** Telephone-band lines: frames go to STT at 8 kHz, as on the cascade's own stream. */
+  private readonly narrow: NarrowbandReader | undefined;
+
+  /** `narrowband`: the leg is G.711 (`isNarrowbandCodec`): its audio goes to STT at 8 kHz. */
+  constructor(stt: AssistantStt, hooks: TranscriptTapHooks, narrowband = false) {
     this.label = stt.provider.label;
+    this.narrow = narrowband ? new NarrowbandReader() : undefined;
     let stream: SttStream | undefined;
     try {
-      stream = stt.provider.open({ language: stt.language, signal: this.ac.signal, sampleRate: 16000 });
+      stream = stt.provider.open({ language: stt.language, signal: this.ac.signal, sampleRate: narrowband ? 8000 : 16000 });
     } catch (err) {
       this.fail((err as Error).message, hooks);
     }
@@ -64,7 +70,7 @@ export class TranscriptTap {
   }
 
   write(frame: AudioFrame): void {
-    if (!this.ac.signal.aborted && this.error === undefined) this.stream?.write(frame);
+    if (!this.ac.signal.aborted && this.error === undefined) this.stream?.write(this.narrow ? this.narrow.frame(frame) : frame);
   }
 
   speechEnded(): void {

@@ -51,11 +51,16 @@ export async function detectVoicemail(c: Conductor, vad: VadFactory): Promise<De
   const cfg = c.assistant.config;
   const stt = sttFor(c);
   const updates: TextUpdate[] = [];
+  const narrowband = isNarrowbandCodec(c.sw.call.outbound.codec);
   const tap = stt
-    ? new TranscriptTap(stt, {
-        onText: (text, isFinal) => updates.push({ text, isFinal }),
-        onError: (error) => updates.push({ error }),
-      })
+    ? new TranscriptTap(
+        stt,
+        {
+          onText: (text, isFinal) => updates.push({ text, isFinal }),
+          onError: (error) => updates.push({ error }),
+        },
+        narrowband,
+      )
     : undefined;
   const classifier = new VoicemailClassifier({
     endCallOnVoicemail: cfg.end_call_on_voicemail ?? true,
@@ -63,7 +68,7 @@ export async function detectVoicemail(c: Conductor, vad: VadFactory): Promise<De
     deadlineMs: c.o.voicemailDeadlineMs,
     transcriptWaitMs: tap && tap.error === undefined ? TRANSCRIPT_WAIT_MS : 0,
   });
-  const stream = vad.createStream({ narrowband: isNarrowbandCodec(c.sw.call.outbound.codec) });
+  const stream = vad.createStream({ narrowband });
   const speech = new SpeechDetector();
   const beeps = new BeepDetector();
   const frames = new DropOldestQueue<AudioFrame>(100);

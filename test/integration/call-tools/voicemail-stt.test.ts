@@ -73,8 +73,8 @@ describe.concurrent('voicemail detection with STT on live outbound calls', () =>
       expect(vm.evidence.transcript).toBe('Sam is not available.');
       expect(vm.evidence.beep).toBeNull(); // decided by the words, before the beep
       expect(vm.stt).toMatchObject({ provider: 'deepgram', transcript: 'Sam is not available.' });
-      // The engine streamed the answered audio to the provider as 16 kHz linear16.
-      expect(dg.connections[0]!.query).toMatchObject({ encoding: 'linear16', sample_rate: '16000', language: 'en-US', interim_results: 'true' });
+      // The engine streamed the answered audio to the provider as linear16 at the G.711 line's own 8 kHz.
+      expect(dg.connections[0]!.query).toMatchObject({ encoding: 'linear16', sample_rate: '8000', language: 'en-US', interim_results: 'true' });
       expect(dg.connections[0]!.audioMs).toBeGreaterThan(1500);
     } finally {
       await w.close();

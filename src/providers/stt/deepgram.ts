@@ -13,7 +13,6 @@
  * caller's samples once it returns (`copiesOnWrite`) unless it must hold them while connecting.
  */
 import WebSocket from 'ws';
-import { z } from 'zod';
 import { pcmToBytes, type AudioFrame } from '../../audio/frame.ts';
 import { ProviderError } from '../../util/errors.ts';
 import { EventQueue } from './event-queue.ts';
@@ -39,15 +38,42 @@ export interface DeepgramOptions {
   maxBufferedMs?: number;
 }
 
-const resultsSchema = z.object({
-  type: z.literal('Results'),
-  start: z.number(),
-  duration: z.number(),
-  is_final: z.boolean().optional(),
-  speech_final: z.boolean().optional(),
-  from_finalize: z.boolean().optional(),
-  channel: z.object({ alternatives: z.array(z.object({ transcript: z.string() })) }),
-});
+/** The fields of a `Results` message we use. */
+interface Results {
+  start: number;
+  duration: number;
+  is_final: boolean | undefined;
+  speech_final: boolean | undefined;
+  from_finalize: boolean | undefined;
+  /** The first alternative's. */
+  transcript: string;
+}
+
+/**
+ * A `Results` message's fields, or what is wrong with it. Checked by hand: a few messages a
+ * second per call, and a schema library's pass copied every one of them (bench/RESULTS.md).
+ */
+function readResults(m: Record<string, unknown>): Results | string {
+  const { start, duration, is_final, speech_final, from_finalize, channel } = m;
+  if (typeof start !== 'number') return 'start is not a number';
+  if (typeof duration !== 'number') return 'duration is not a number';
+  if (!optionalBoolean(is_final)) return 'is_final is not a boolean';
+  if (!optionalBoolean(speech_final)) return 'speech_final is not a boolean';
+  if (!optionalBoolean(from_finalize)) return 'from_finalize is not a boolean';
+  const alternatives = typeof channel === 'object' && channel !== null ? (channel as { alternatives?: unknown }).alternatives : undefined;
+  if (!Array.isArray(alternatives)) return 'channel.alternatives is not an array';
+  let transcript = '';
+  for (let i = 0; i < alternatives.length; i++) {
+    const t = typeof alternatives[i] === 'object' && alternatives[i] !== null ? (alternatives[i] as { transcript?: unknown }).transcript : undefined;
+    if (typeof t !== 'string') return `channel.alternatives[${i}].transcript is not a string`;
+    if (i === 0) transcript = t;
+  }
+  return { start, duration, transcript, is_final, speech_final, from_finalize };
+}
+
+function optionalBoolean(v: unknown): v is boolean | undefined {
+  return v === undefined || typeof v === 'boolean';
+}
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** Options of every audio message: binary, and never compressed (nothing is negotiated anyway). */
@@ -330,13 +356,12 @@ class DeepgramStream implements SttStream {
     }
     // Metadata, SpeechStarted, UtteranceEnd: not for us (checked by hand, one schema pass per message).
     if (typeof json !== 'object' || json === null || (json as { type?: unknown }).type !== 'Results') return;
-    const r = resultsSchema.safeParse(json);
-    if (!r.success) {
-      this.events.push({ type: 'error', error: new ProviderError(`Deepgram sent a malformed Results message: ${r.error.message}`, 'deepgram', false) });
+    const m = readResults(json as Record<string, unknown>);
+    if (typeof m === 'string') {
+      this.events.push({ type: 'error', error: new ProviderError(`Deepgram sent a malformed Results message: ${m}`, 'deepgram', false) });
       return;
     }
-    const m = r.data;
-    const text_ = (m.channel.alternatives[0]?.transcript ?? '').trim();
+    const text_ = m.transcript.trim();
     const startMs = Math.round(m.start * 1000) + this.offsetMs;
     const endMs = Math.round((m.start + m.duration) * 1000) + this.offsetMs;
     if (!m.is_final) {

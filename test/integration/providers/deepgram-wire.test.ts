@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { DeepgramStt } from '../../../src/providers/stt/deepgram.ts';
-import type { SttStream } from '../../../src/providers/stt/types.ts';
+import type { SttEvent, SttStream } from '../../../src/providers/stt/types.ts';
 
 let server: WebSocketServer | undefined;
 let ac = new AbortController();
@@ -19,7 +19,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start() {
+async function start(replies: string[] = []) {
   const got: { binary: Buffer[]; text: string[]; upgrade?: IncomingMessage; extensions?: string } = { binary: [], text: [] };
   // A server that would accept permessage-deflate if the client offered it.
   server = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: true });
@@ -27,6 +27,8 @@ async function start() {
     got.upgrade = req;
     got.extensions = ws.extensions;
     ws.on('message', (data, isBinary) => {
+      // The scripted replies answer the first audio, as a recogniser would.
+      if (isBinary && got.binary.length === 0) for (const r of replies) ws.send(r);
       if (isBinary) got.binary.push(data as Buffer);
       else got.text.push(String(data));
     });
@@ -82,5 +84,35 @@ describe('Deepgram audio messages', () => {
     stream.finalize();
     await until(() => got.text.length === 1);
     expect(JSON.parse(got.text[0]!)).toEqual({ type: 'Finalize' });
+  });
+
+  it('reads Results by hand: interim and final events, other message types ignored, a malformed Results reported by field', async () => {
+    const results = (fields: Record<string, unknown>): string =>
+      JSON.stringify({ type: 'Results', start: 0.5, duration: 0.25, channel: { alternatives: [{ transcript: ' hello there ' }] }, ...fields });
+    const { stream } = await start([
+      'not json',
+      JSON.stringify({ type: 'Metadata', request_id: 'r' }),
+      JSON.stringify({ type: 'SpeechStarted', timestamp: 0.4 }),
+      results({ is_final: false }),
+      results({ start: '0.5' }),
+      results({ channel: { alternatives: [{ transcript: 7 }] } }),
+      results({ is_final: 'yes' }),
+      results({ channel: {} }),
+      results({ is_final: true, speech_final: true }),
+    ]);
+    stream.write({ samples: new Int16Array(640), sampleRate: 16000 });
+    const events: SttEvent[] = [];
+    for await (const e of stream) {
+      events.push(e);
+      if (e.type === 'final') break;
+    }
+    expect(events.map((e) => (e.type === 'error' ? e.error.message : e))).toEqual([
+      { type: 'interim', text: 'hello there', startMs: 500, endMs: 750 },
+      'Deepgram sent a malformed Results message: start is not a number',
+      'Deepgram sent a malformed Results message: channel.alternatives[0].transcript is not a string',
+      'Deepgram sent a malformed Results message: is_final is not a boolean',
+      'Deepgram sent a malformed Results message: channel.alternatives is not an array',
+      { type: 'final', text: 'hello there', startMs: 500, endMs: 750, speechFinal: true },
+    ]);
   });
 });

@@ -18,9 +18,10 @@ export const IDLE_BEFORE_SLEEP_MS = 100;
  * The worker tells the event-loop thread about inbound datagrams at most this often (one
  * message per wake-up, however many datagrams): at 150 calls 7,500 datagrams a second arrive,
  * and a message each would cost the event-loop thread more than the datagrams themselves.
- * Inbound latency of this much is harmless: arrival times are stamped in the worker.
+ * Inbound latency of this much is harmless: arrival times are stamped in the worker, and the
+ * jitter buffer holds every packet 20 ms or more.
  */
-export const INBOUND_WAKE_MIN_MS = 2;
+export const INBOUND_WAKE_MIN_MS = 4;
 /** Each direction's ring: about a second of 150 calls' G.711 both ways, and then some. */
 export const RING_BYTES = 2 ** 21;
 

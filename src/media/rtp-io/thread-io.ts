@@ -145,8 +145,11 @@ class Link implements SocketLink {
         continue;
       }
       const start = payloadStart(ring, at);
-      // A datagram of its own, as dgram gives: the jitter buffer keeps views into it.
-      const msg = Buffer.allocUnsafeSlow(payloadLength(ring, at));
+      // A datagram of its own (the jitter buffer keeps views into it until playout), carved from
+      // Buffer's shared pool rather than an ArrayBuffer each: at 150 calls 7,500 array buffers a
+      // second would be swept at every scavenge on this thread, which is what the thread spares
+      // it (rtp-io/thread-io.ts header). A kept datagram holds at most one pool (8 KiB).
+      const msg = Buffer.allocUnsafe(payloadLength(ring, at));
       this.inBytes.copy(msg, 0, start, start + msg.length);
       const address = socket.sources.read(ring, at) ?? '';
       const port = recordPort(ring, at);

@@ -33,7 +33,7 @@ const schema = z
     SIP_PUBLIC_HOST: host.optional(),
     RTP_PORT_MIN: port.default(20000),
     RTP_PORT_MAX: port.default(29999),
-    SWITCHBOARD_RTP_THREAD: z.enum(['0', '1']).default('0'),
+    SWITCHBOARD_RTP_THREAD: z.enum(['0', '1']).default('1'),
     SWITCHBOARD_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(200),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     OPENAI_API_KEY: z.string().min(1).optional(),

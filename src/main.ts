@@ -59,7 +59,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   const chat = chatServices(ctx);
   let calls: CallWiring;
   let sip: SipServer;
-  // RTP sockets: in the process's I/O thread (SWITCHBOARD_RTP_THREAD=1) or on this thread.
+  // RTP sockets: in the process's I/O thread (the default) or on this thread (SWITCHBOARD_RTP_THREAD=0).
   const rtpIo = rtpIoFor(config.rtp.thread);
   if (config.rtp.thread) sharedRtpIoThread().useLogger(logger.child({ part: 'rtp-io' }));
   try {

@@ -8,7 +8,7 @@
  * - `perf_hooks.monitorEventLoopDelay` (5 ms resolution, a native timer) for event-loop delay;
  * - optionally (`probe`), the engine's own outbound frame-interval error, measured where the
  *   PCMU RTP packets really leave, before the load generator's event loop can blur it: with RTP
- *   I/O in its thread (SWITCHBOARD_RTP_THREAD=1; off by default) by that thread's send probe
+ *   I/O in its thread (the default; not with SWITCHBOARD_RTP_THREAD=0) by that thread's send probe
  *   (src/media/rtp-io/send-probe.ts, read over its message channel); in-thread, by a wrapper on
  *   `dgram.Socket.prototype.send` (one WeakMap lookup, one `performance.now()` and a histogram
  *   bin per packet). Both apply the same rule;

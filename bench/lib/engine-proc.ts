@@ -124,7 +124,7 @@ export async function spawnEngine(o: EngineProcOptions): Promise<EngineProc> {
     RTP_PORT_MIN: String(o.rtpPortMin ?? 40_000),
     RTP_PORT_MAX: String(o.rtpPortMax ?? 41_999),
     LOG_LEVEL: o.logLevel ?? 'warn',
-    // The engine's own switches set for the run (SWITCHBOARD_RTP_THREAD=1, ...) reach it too.
+    // The engine's own switches set for the run (SWITCHBOARD_RTP_THREAD=0, ...) reach it too.
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SWITCHBOARD_') && k !== 'SWITCHBOARD_DATA_DIR')),
     ...o.env,
   };

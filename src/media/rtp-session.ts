@@ -19,7 +19,7 @@
  * peer, hence the care; see `aimRtp()` for the rule. RTCP (a report every few seconds) stays on
  * addressed sends.
  *
- * The RTP socket may live in the RTP I/O thread (rtp-io/thread-io.ts, SWITCHBOARD_RTP_THREAD=1):
+ * The RTP socket may live in the RTP I/O thread (rtp-io/thread-io.ts, the default; not with SWITCHBOARD_RTP_THREAD=0):
  * each packet then goes with its due time (the outbound path's slot + SEND_LEAD_MS), and each datagram comes
  * with the thread's arrival stamp, which is what the jitter buffer and source filter get. If that
  * socket closes under the session (the thread was lost), the session emits `failed`.

@@ -1,8 +1,8 @@
 /**
  * RTP socket I/O on the event-loop thread: a plain `dgram.Socket` that also takes `sendAt` (and
  * sends at once: on this thread the media clock's pass is the send time). The other
- * implementation of ./types.ts is the I/O thread (./thread-io.ts); this one is the default
- * (SWITCHBOARD_RTP_THREAD=0).
+ * implementation of ./types.ts is the I/O thread (./thread-io.ts, the default); this one runs
+ * with SWITCHBOARD_RTP_THREAD=0.
  */
 import dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';

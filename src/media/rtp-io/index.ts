@@ -1,6 +1,6 @@
 /**
- * RTP socket I/O, chosen once by the composition root: on the event-loop thread (dgram-io.ts, the
- * default) or in its own thread (thread-io.ts, SWITCHBOARD_RTP_THREAD=1). See types.ts for the seam.
+ * RTP socket I/O, chosen once by the composition root: in its own thread (thread-io.ts, the
+ * default) or on the event-loop thread (dgram-io.ts, SWITCHBOARD_RTP_THREAD=0). See types.ts for the seam.
  */
 import { inThreadRtpIo } from './dgram-io.ts';
 import { sharedRtpIoThread } from './thread-io.ts';

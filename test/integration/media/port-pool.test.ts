@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { PortPool as BasePool, PortsExhaustedError, type PortPoolOptions, type RtpPortPair } from '../../../src/media/port-pool.ts';
 import { testRtpIo } from '../../support/rtp-io.ts';
 
-/** The pool over the test run's RTP I/O (in-thread dgram; the I/O thread with SWITCHBOARD_RTP_THREAD=1). */
+/** The pool over the test run's RTP I/O (the I/O thread; in-thread dgram with SWITCHBOARD_RTP_THREAD=0). */
 class PortPool extends BasePool {
   constructor(options: PortPoolOptions) {
     super({ io: testRtpIo, ...options });

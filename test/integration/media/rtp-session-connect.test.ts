@@ -38,8 +38,8 @@ async function udp(): Promise<dgram.Socket> {
 let nextPort = BASE + 460;
 
 /**
- * A socket for a UdpSender, on the test run's RTP I/O (in-thread dgram; the I/O
- * thread with SWITCHBOARD_RTP_THREAD=1). On an explicit port, as the pool binds them: Linux lets go of an
+ * A socket for a UdpSender, on the test run's RTP I/O (the I/O thread; in-thread
+ * dgram with SWITCHBOARD_RTP_THREAD=0). On an explicit port, as the pool binds them: Linux lets go of an
  * ephemeral port when the socket disconnects, and the I/O thread's socket reports the port it bound.
  */
 async function rtpSocket(): Promise<RtpSocket> {

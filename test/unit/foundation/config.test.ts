@@ -6,7 +6,7 @@ describe('configuration', () => {
     const c = loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' });
     expect(c.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(c.sip).toEqual({ host: '0.0.0.0', port: 5060, publicHost: '198.51.100.7' });
-    expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: false });
+    expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: true });
     expect(c.logLevel).toBe('info');
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
     expect(c.dataDir.endsWith('data')).toBe(true);
@@ -30,7 +30,8 @@ describe('configuration', () => {
     expect(loadConfig({ SWITCHBOARD_HEAP_GROWING_PERCENT: '150' }).heapGrowingPercent).toBe(150);
   });
 
-  it('moves RTP to its own thread with SWITCHBOARD_RTP_THREAD=1', () => {
+  it('runs RTP in its own thread unless SWITCHBOARD_RTP_THREAD=0', () => {
+    expect(loadConfig({}).rtp.thread).toBe(true);
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '0' }).rtp.thread).toBe(false);
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '1' }).rtp.thread).toBe(true);
   });

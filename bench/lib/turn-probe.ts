@@ -16,7 +16,9 @@
  * - provider requests: `globalThis.fetch` (what the `openai` client uses) adds `x-bench-call`
  *   so the stand-ins can report per call, and notes when the turn's first chat and speech
  *   requests left and when their response headers came back;
- * - the first RTP packet of the reply: `dgram.Socket.prototype.send` on the call's RTP socket;
+ * - the first RTP packet of the reply: `dgram.Socket.prototype.send` on the call's RTP socket,
+ *   or, with RTP in its I/O thread (the default), the packet's due time when it is handed over
+ *   (`ThreadRtpSocket.sendAt`; the thread sends it then);
  *   the first PCMU packet with audible content (RMS ≥ 200 after µ-law decoding) once the
  *   reply's first frame was written. After a barge-in decision, every audible packet sent on the
  *   call until its next end-of-turn decision is noted (the last one is what the caller heard last).
@@ -29,6 +31,7 @@ import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
 import type { CallSession } from '../../src/call/call-session.ts';
 import { ulaw } from '../../src/media/codecs/g711.ts';
 import { mono } from './mono.ts';
+import { ThreadRtpSocket } from '../../src/media/rtp-io/socket-proxy.ts';
 
 export interface TurnRecord {
   /** SIP Call-ID. */
@@ -185,28 +188,37 @@ export function installTurnProbe(rtpPortMin: number, rtpPortMax: number): TurnPr
     return origEmit.call(this, ev);
   };
 
-  // 3. RTP out.
+  // 3. RTP out: a packet sent on the event-loop thread (dgram) leaves now; one handed to the RTP
+  // I/O thread (the default) leaves at its due time, on that thread's timer.
+  const rtpOut = (socket: object, buf: unknown, at: number): void => {
+    const tag = socketTags.get(socket);
+    if (!tag || !(buf instanceof Uint8Array) || buf.length <= 12 || (buf[1]! & 0x7f) !== 0) return;
+    const rec = tag.awaitingRtp;
+    if (rec && rec.firstFrameAt !== undefined && audible(buf, 12)) {
+      rec.firstRtpAt = at;
+      tag.awaitingRtp = undefined;
+      const a = tag.outAtFirstFrame;
+      const b = tag.out?.();
+      if (a && b) rec.outbound = { dropped: b.dropped - a.dropped, lateDropped: b.lateDropped - a.lateDropped, lagAtFirstFrame: a.lag, sendingAtFirstFrame: a.sending };
+    }
+    const b = tag.barge;
+    if (b && audible(buf, 12)) {
+      b.audibleAfter++;
+      b.lastAudibleAt = at;
+    }
+  };
   const dproto = dgram.Socket.prototype as unknown as { send: (...args: unknown[]) => void };
   const origSend = dproto.send;
   dproto.send = function (this: dgram.Socket, ...args: unknown[]) {
-    const buf = args[0];
-    const tag = socketTags.get(this);
-    if (tag && buf instanceof Uint8Array && buf.length > 12 && (buf[1]! & 0x7f) === 0) {
-      const rec = tag.awaitingRtp;
-      if (rec && rec.firstFrameAt !== undefined && audible(buf, 12)) {
-        rec.firstRtpAt = mono();
-        tag.awaitingRtp = undefined;
-        const a = tag.outAtFirstFrame;
-        const b = tag.out?.();
-        if (a && b) rec.outbound = { dropped: b.dropped - a.dropped, lateDropped: b.lateDropped - a.lateDropped, lagAtFirstFrame: a.lag, sendingAtFirstFrame: a.sending };
-      }
-      const b = tag.barge;
-      if (b && audible(buf, 12)) {
-        b.audibleAfter++;
-        b.lastAudibleAt = mono();
-      }
-    }
+    rtpOut(this, args[0], mono());
     return origSend.apply(this, args);
+  };
+  const tproto = ThreadRtpSocket.prototype as unknown as { sendAt: (msg: Uint8Array, dueMs: number, ...rest: unknown[]) => void };
+  const origSendAt = tproto.sendAt;
+  tproto.sendAt = function (this: ThreadRtpSocket, msg: Uint8Array, dueMs: number, ...rest: unknown[]) {
+    // dueMs is on this thread's performance.now(); mono() is a fixed offset from it.
+    rtpOut(this, msg, mono() + (dueMs - performance.now()));
+    return origSendAt.call(this, msg, dueMs, ...rest);
   };
 
   return {
@@ -223,7 +235,7 @@ export function installTurnProbe(rtpPortMin: number, rtpPortMax: number): TurnPr
           if (!o) return undefined;
           return { queue: o.queue?.length ?? 0, dropped: o.counters?.framesDropped ?? 0, lateDropped: o.counters?.lateFramesDropped ?? 0, lag: o.lag, sending: o.sending };
         };
-        const pair = (session.media as unknown as { pair?: { rtp?: dgram.Socket } }).pair;
+        const pair = (session.media as unknown as { pair?: { rtp?: dgram.Socket | ThreadRtpSocket } }).pair;
         if (pair?.rtp) {
           const port = pair.rtp.address().port;
           if (port >= rtpPortMin && port <= rtpPortMax) socketTags.set(pair.rtp, tag);

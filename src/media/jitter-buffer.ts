@@ -15,6 +15,7 @@
  *
  * One packet is assumed to carry one frame (ptime = frameMs); the session splits other ptimes.
  */
+import { kthSmallest } from '../util/kth-smallest.ts';
 import { seqDelta, timestampDelta } from './rtp-packet.ts';
 
 export interface JitterBufferOptions {
@@ -438,37 +439,6 @@ export class JitterBuffer {
   private clamp(ms: number): number {
     return Math.min(this.maxDelayMs, Math.max(this.minDelayMs, ms));
   }
-}
-
-/**
- * The k-th smallest value (0-based) of `a`, which it partly reorders (Hoare's selection, linear
- * on average): the estimate needs two ranks, not a sorted copy, and sorting 150 values every
- * ten packets was a visible share of the media thread at 100 calls. Values are never NaN.
- */
-export function kthSmallest(a: Float64Array, k: number): number {
-  let lo = 0;
-  let hi = a.length - 1;
-  while (lo < hi) {
-    const pivot = a[(lo + hi) >>> 1]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i] = a[j]!;
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    // Now a[lo..j] <= pivot <= a[i..hi], and everything between equals the pivot.
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k]!;
-  }
-  return a[k]!;
 }
 
 function mod16(n: number): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JitterBuffer, kthSmallest, type JitterOutput, type JitterBufferOptions } from '../../../src/media/jitter-buffer.ts';
+import { JitterBuffer, type JitterOutput, type JitterBufferOptions } from '../../../src/media/jitter-buffer.ts';
 import { prng } from './prng.ts';
 
 interface Wire {
@@ -300,25 +300,5 @@ describe('JitterBuffer', () => {
     for (const w of stream(500, () => 0)) jb.push({ ssrc: w.ssrc, sequenceNumber: w.seq, timestamp: w.ts, payload: new Uint8Array(1) }, w.arrival);
     expect(jb.stats.buffered).toBe(50);
     expect(jb.stats.overflow).toBe(450);
-  });
-});
-
-describe('kthSmallest (the delay estimate\'s ranks)', () => {
-  it('gives the value a sort would put at every rank: ties, unwritten +Infinity slots, sizes 1 to 150', () => {
-    const rand = prng(4733);
-    for (let trial = 0; trial < 400; trial++) {
-      const n = 1 + Math.floor(rand() * 150);
-      const written = Math.floor(rand() * (n + 1));
-      // Few distinct values in some trials (many ties), wide ones in others.
-      const levels = rand() < 0.3 ? 3 : 1000;
-      const values = Float64Array.from({ length: n }, (_, i) => (i < written ? Math.floor(rand() * levels) - levels / 2 : Infinity));
-      const sorted = Float64Array.from(values).sort();
-      for (const k of [0, Math.floor(0.95 * (n - 1)), Math.floor(rand() * n), n - 1]) {
-        const scratch = Float64Array.from(values);
-        expect(kthSmallest(scratch, k)).toBe(sorted[k]);
-        // Reordered, never changed: still the same values.
-        expect(Float64Array.from(scratch).sort()).toEqual(sorted);
-      }
-    }
   });
 });

@@ -31,8 +31,13 @@ import { WakeTimer } from '../wake-timer.ts';
 import { FRAME_MS } from '../../audio/frame.ts';
 import { untracked, type WorkTracker } from './work.ts';
 
-/** Caller audio per STT write (SttReader): 40 ms halves the recogniser's socket writes. */
-export const DEFAULT_STT_CHUNK_MS = 40;
+/**
+ * Caller audio per STT write while the caller talks (SttReader): 80 ms, a quarter of the
+ * recogniser's socket writes at one frame each, inside Deepgram's recommended 20–250 ms. Interim
+ * words come up to 60 ms later than with 20 ms writes; a final does not: the end-of-turn
+ * decision sends what is held at once.
+ */
+export const DEFAULT_STT_CHUNK_MS = 80;
 
 export class CascadeCall {
   readonly timeline: TimelineEvent[] = [];

@@ -56,7 +56,7 @@ export interface CascadeDeps {
   random?: () => number;
   detector?: SpeechDetectorOptions;
   leadFrames?: number;
-  /** Caller audio per write to the STT stream, ms (whole frames; default DEFAULT_STT_CHUNK_MS, 40). */
+  /** Caller audio per write to the STT stream, ms (whole frames; default DEFAULT_STT_CHUNK_MS, 80). */
   sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;

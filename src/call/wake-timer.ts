@@ -3,6 +3,8 @@
  * `wakeAtMs`, or none), and the timer is armed for the earliest. One timer rather than one per
  * core keeps the order of ticks fixed (all cores tick together) and nothing left armed at close.
  */
+import { mediaScheduler } from '../media/media-clock.ts';
+import type { SlotTicker } from '../media/rtp-session-ticker.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 
 export class WakeTimer<K extends string> {
@@ -39,40 +41,38 @@ export class WakeTimer<K extends string> {
 }
 
 /**
- * Calls `onTick` on every 20 ms boundary of the call clock. The next boundary is computed from
- * the clock each time, never by adding 20 ms to the last one, so lateness never accumulates.
- * The audio writers of both engines pace themselves with it.
+ * Calls `onTick` every 20 ms while started, in the passes of the process's media clock
+ * (../media/media-clock.ts) rather than on a timer of its own: the audio writers of both engines
+ * pace themselves with it, and with a timer each, 100 talking calls woke the event loop for them
+ * alone thousands of times a second, each wake-up costing more than the pump it ran. The writers
+ * keep a few frames queued ahead on the media, so which 5 ms phase of the frame they are pumped
+ * in does not matter; the media's own send slots set when a frame leaves.
  */
 export class FrameGridTicker {
-  private timer: Timer | undefined;
+  private readonly slots: SlotTicker;
   private stopped = false;
-  /** Made once: armed every frame. */
-  private readonly next = (): void => this.tick();
 
   constructor(
-    private readonly clock: Clock,
-    private readonly now: () => number,
+    clock: Clock,
     private readonly onTick: () => void,
-    private readonly frameMs = 20,
-  ) {}
+    frameMs = 20,
+  ) {
+    // One slot after a stall, not a burst: a pump catches up on time by itself.
+    this.slots = mediaScheduler(clock, frameMs).ticker(() => this.tick(), 1);
+  }
 
-  /** Ticks once now, then on each boundary until `stop()`. */
+  /** Ticks once now, then every frame until `stop()`. */
   start(): void {
     this.tick();
+    if (!this.stopped) this.slots.start();
   }
 
   stop(): void {
     this.stopped = true;
-    this.timer?.cancel();
-    this.timer = undefined;
+    this.slots.stop();
   }
 
   private tick(): void {
-    if (this.stopped) return;
-    this.onTick();
-    if (this.stopped) return;
-    const now = this.now();
-    const boundary = (Math.floor(now / this.frameMs) + 1) * this.frameMs;
-    this.timer = this.clock.setTimeout(this.next, boundary - now);
+    if (!this.stopped) this.onTick();
   }
 }

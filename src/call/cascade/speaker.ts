@@ -188,7 +188,7 @@ export class Speaker {
   /** Restarts the pacing if it was idle; true when it did (its first tick has just pumped). */
   private wakeGrid(): boolean {
     if (this.grid || this.stopped) return false;
-    const grid = new FrameGridTicker(this.o.clock, this.o.now, () => this.onGridTick(grid), FRAME_MS);
+    const grid = new FrameGridTicker(this.o.clock, () => this.onGridTick(grid), FRAME_MS);
     this.grid = grid;
     grid.start();
     return true;

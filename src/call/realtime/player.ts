@@ -128,7 +128,7 @@ export class Player {
   /** Starts the pacing if it was idle; true when it did. */
   private wakeGrid(): boolean {
     if (this.grid || this.stopped || !this.started) return false;
-    const grid = new FrameGridTicker(this.o.clock, this.o.now, () => this.onGridTick(grid), FRAME_MS);
+    const grid = new FrameGridTicker(this.o.clock, () => this.onGridTick(grid), FRAME_MS);
     this.grid = grid;
     grid.start();
     return true;

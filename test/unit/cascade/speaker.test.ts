@@ -74,7 +74,8 @@ describe('Speaker', () => {
     clock.advance(100);
     expect(events).toEqual(['start 1@0', 'end 1@60']);
     expect(clock.pendingCount).toBe(0);
-    // 27 ms after the last tick: the next reply starts at once, then paces on the 20 ms grid.
+    // 27 ms after the last tick: the next reply starts at once, then paces every 20 ms in the
+    // media clock's passes (with no other media on this clock, its grid starts at the wake-up).
     clock.advance(27);
     speaker.open(2);
     for (let i = 1; i <= 5; i++) speaker.push(2, 0, frame(10 + i));
@@ -82,7 +83,7 @@ describe('Speaker', () => {
     expect(out.writes.slice(3).map((w) => w.atMs)).toEqual([127, 127, 127]);
     clock.advance(120);
     expect(out.writes.slice(3).map((w) => [w.atMs, w.frame.samples[0]])).toEqual([
-      [127, 11], [127, 12], [127, 13], [140, 14], [160, 15],
+      [127, 11], [127, 12], [127, 13], [147, 14], [167, 15],
     ]);
     expect(events.slice(2)).toEqual(['start 2@127', 'end 2@227']);
     expect(clock.pendingCount).toBe(0);

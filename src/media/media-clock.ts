@@ -19,6 +19,10 @@
  * the skipped ones to its handler; stats count skips and the true lateness (before skipping).
  * A handler that throws does not stop the others: the first error is rethrown after the pass,
  * where an unshared timer's error would have surfaced.
+ *
+ * Hooks registered with `beforeEachMediaPass` run at the start of every pass, before any slot:
+ * the RTP I/O thread's inbound drain (rtp-io/thread-io.ts), so each pass's playout sees every
+ * datagram that has arrived, without a wake-up of the event loop for them.
  */
 import type { Clock, Timer } from '../util/clock.ts';
 import { planCatchUp, type SlotHandler, type SlotTicker, type TickerStats } from './rtp-session-ticker.ts';
@@ -28,6 +32,14 @@ import { planCatchUp, type SlotHandler, type SlotTicker, type TickerStats } from
  * serves it before the other members of its pass (a send loop).
  */
 export type TickerFactory = (clock: Clock, intervalMs: number, onSlot: SlotHandler, maxCatchUp: number, lane?: object, first?: boolean) => SlotTicker;
+
+const passHooks = new Set<() => void>();
+
+/** Runs `hook` at the start of every pass of every scheduler; returns what unregisters it. */
+export function beforeEachMediaPass(hook: () => void): () => void {
+  passHooks.add(hook);
+  return () => passHooks.delete(hook);
+}
 
 /** Sub-slots of the interval that sessions are spread over (when the interval divides evenly). */
 const PHASES = 4;
@@ -171,6 +183,13 @@ export class MediaScheduler {
     this.ticking = true;
     this.counters.passes++;
     let failure: { error: unknown } | undefined;
+    for (const hook of passHooks) {
+      try {
+        hook();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
     const members = this.members;
     // Members joining during the pass are appended and served in it if due.
     for (let i = 0; i < members.length; i++) {

@@ -15,13 +15,14 @@ export const SEND_EARLY_MS = TICK_MS / 2;
 /** With nothing queued or handed over for this long, the worker stops ticking until woken. */
 export const IDLE_BEFORE_SLEEP_MS = 100;
 /**
- * The worker tells the event-loop thread about inbound datagrams at most this often (one
- * message per wake-up, however many datagrams): at 150 calls 7,500 datagrams a second arrive,
- * and a message each would cost the event-loop thread more than the datagrams themselves.
- * Inbound latency of this much is harmless: arrival times are stamped in the worker, and the
- * jitter buffer holds every packet 20 ms or more.
+ * Inbound datagrams wait in their ring for the event-loop thread, which drains it at the start of
+ * every media-clock pass (thread-io.ts): every 5 ms under load, and playout only happens in those
+ * passes anyway. The worker sends a wake-up message only for datagrams left undrained this long
+ * (a process with little or no media running): at 100 calls a message every few ms cost both
+ * threads more than the datagrams themselves, a context switch each on this kind of VM. Arrival
+ * times are stamped in the worker, so the wait changes no timing the jitter buffer sees.
  */
-export const INBOUND_WAKE_MIN_MS = 4;
+export const INBOUND_WAKE_AFTER_MS = 8;
 /** Each direction's ring: about a second of 150 calls' G.711 both ways, and then some. */
 export const RING_BYTES = 2 ** 21;
 
@@ -31,6 +32,8 @@ export const CONTROL = {
   WORKER_SLEEPING: 0,
   /** 1 from the worker's `inbound` message until the event-loop thread starts draining. */
   MAIN_WAKE_PENDING: 1,
+  /** Drains of the inbound ring so far (the event-loop thread counts them; the worker watches). */
+  MAIN_DRAINS: 2,
   WORDS: 4,
 } as const;
 

@@ -11,9 +11,10 @@
  *
  * One thread per RtpIoThread (one per process: `sharedRtpIoThread()`), started by the first
  * bind. Packets cross in two SharedArrayBuffer rings (./ring.ts); messages carry only socket
- * set-up and wake-ups (./protocol.ts). Inbound datagrams are drained from their ring whenever
- * the thread says some came (at most every INBOUND_WAKE_MIN_MS) and handed to their socket's
- * 'message' listeners with the thread's arrival stamp.
+ * set-up and wake-ups (./protocol.ts). Inbound datagrams are drained from their ring at the start
+ * of every media-clock pass (../media-clock.ts), or when the thread says some have waited
+ * INBOUND_WAKE_AFTER_MS (no media running), and handed to their socket's 'message' listeners
+ * with the thread's arrival stamp.
  *
  * Failure: a thread that dies (or is closed) closes every socket it held under its owner
  * (./socket-proxy.ts: 'error', then 'close'; an RtpSession then reports its media failed and the
@@ -22,6 +23,7 @@
  */
 import type { Logger } from 'pino';
 import { Worker } from 'node:worker_threads';
+import { beforeEachMediaPass } from '../media-clock.ts';
 import { CONTROL, hrOriginMs, RING_BYTES, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
 import { DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { SpscRing } from './ring.ts';
@@ -46,8 +48,13 @@ class Link implements SocketLink {
   private readonly control: Int32Array;
   private readonly requests = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private nextReq = 1;
+  /** Unregisters the drain from the media clock's passes. */
+  private readonly unhookPasses: () => void;
 
-  constructor(private readonly onLost: (error: Error) => void) {
+  constructor(
+    private readonly onLost: (error: Error) => void,
+    private readonly counters: RtpIoCounters,
+  ) {
     const init: WorkerInit = {
       outbound: SpscRing.create(RING_BYTES),
       inbound: SpscRing.create(RING_BYTES),
@@ -58,6 +65,7 @@ class Link implements SocketLink {
     this.inbound = new SpscRing(init.inbound);
     this.inBytes = Buffer.from(init.inbound, this.inbound.bytes.byteOffset, this.inbound.capacity);
     this.control = new Int32Array(init.control);
+    this.unhookPasses = beforeEachMediaPass(() => this.drain());
     // No flags from the parent: the entry registers tsx itself, and a Worker refuses some
     // per-process flags given explicitly (see denoise-worker.ts).
     this.worker = new Worker(WORKER_URL, { execArgv: [], workerData: init });
@@ -122,7 +130,10 @@ class Link implements SocketLink {
   }
 
   private onMessage(m: Exclude<FromWorker, { type: 'ready' }>): void {
-    if (m.type === 'inbound') this.drain();
+    if (m.type === 'inbound') {
+      this.counters.inboundWakeUps++;
+      this.drain();
+    }
     else if (m.type === 'error') this.sockets.get(m.id)?.fail(m.message, m.code);
     else {
       const pending = this.requests.get(m.req);
@@ -134,8 +145,10 @@ class Link implements SocketLink {
 
   /** Every datagram the thread has stamped so far, to its socket. */
   private drain(): void {
-    // Before reading: a datagram written from now on gets a wake-up of its own.
+    // Before reading: a datagram written from now on may earn a wake-up of its own; and the
+    // thread sees we are draining by ourselves.
     Atomics.store(this.control, CONTROL.MAIN_WAKE_PENDING, 0);
+    Atomics.add(this.control, CONTROL.MAIN_DRAINS, 1);
     const ring = this.inbound;
     let failure: { error: unknown } | undefined;
     for (let at = ring.peek(); at >= 0; at = ring.peek()) {
@@ -170,6 +183,7 @@ class Link implements SocketLink {
   private lose(error: Error): void {
     if (this.lost) return;
     this.lost = error;
+    this.unhookPasses();
     for (const { reject } of this.requests.values()) reject(error);
     this.requests.clear();
     const sockets = [...this.sockets.values()];
@@ -177,6 +191,11 @@ class Link implements SocketLink {
     for (const s of sockets) s.lost(error);
     this.onLost(error);
   }
+}
+
+export interface RtpIoCounters {
+  /** Wake-up messages for inbound datagrams the media clock's passes had not drained. */
+  inboundWakeUps: number;
 }
 
 export interface RtpIoThreadOptions {
@@ -193,6 +212,8 @@ export class RtpIoThread implements RtpIo {
   private users = 0;
   /** Threads started (the first, and each replacement), for diagnostics and tests. */
   starts = 0;
+  /** Across every thread started, for diagnostics and tests. */
+  readonly counters: RtpIoCounters = { inboundWakeUps: 0 };
 
   constructor(options: RtpIoThreadOptions = {}) {
     this.logger = options.logger;
@@ -276,7 +297,7 @@ export class RtpIoThread implements RtpIo {
     const link = new Link((error) => {
       if (this.link === link) this.link = undefined;
       if (!this.closing) this.logger?.error({ err: error.message }, 'RTP I/O thread lost: its calls lose their media; the next call starts a new thread');
-    });
+    }, this.counters);
     this.link = link;
     const filter = this.probeFilter;
     if (filter) void link.ready.then(() => link.request({ op: 'probe', action: 'start', filter })).catch(() => undefined);

@@ -13,9 +13,10 @@
  * wait for a tick).
  *
  * Inbound: each datagram goes into the inbound ring with its socket, source and arrival time
- * (the event-loop thread's time base); then the event-loop thread is told, at most once per
- * INBOUND_WAKE_MIN_MS. A full ring refuses the datagram: the socket's count of refusals goes in
- * as a DROPPED record as soon as there is room again.
+ * (the event-loop thread's time base). The event-loop thread drains the ring in its media-clock
+ * passes; only datagrams it has left there for INBOUND_WAKE_AFTER_MS (no media running, or a
+ * stalled thread) earn it a wake-up message. A full ring refuses the datagram: the socket's count
+ * of refusals goes in as a DROPPED record as soon as there is room again.
  *
  * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the
  * session's UdpSender asks. A packet handed over before a connect or disconnect may leave after
@@ -30,7 +31,7 @@ import {
   CONTROL,
   hrOriginMs,
   IDLE_BEFORE_SLEEP_MS,
-  INBOUND_WAKE_MIN_MS,
+  INBOUND_WAKE_AFTER_MS,
   SEND_EARLY_MS,
   TICK_MS,
   type FromWorker,
@@ -80,8 +81,12 @@ const droppedWaiting = new Set<Sock>();
 let probe: SendIntervalProbe | undefined;
 let ticker: NodeJS.Timeout | undefined;
 let lastWorkMs = now();
-let lastInboundWakeMs = -Infinity;
-let inboundWakeDeferred = false;
+/** Datagrams written that the event-loop thread may not have drained yet. */
+let inboundWaiting = false;
+/** Since when they wait without a drain seen (reset by each drain, and by each wake-up sent). */
+let waitingSince = 0;
+/** The event-loop thread's drain count when last looked at. */
+let seenDrains = 0;
 
 const post = (m: FromWorker): void => port.postMessage(m);
 
@@ -128,8 +133,8 @@ function tick(): void {
   const until = now() + SEND_EARLY_MS;
   for (let o = queue.shift(until); o; o = queue.shift(until)) transmit(o);
   for (const s of droppedWaiting) reportDropped(s);
-  if (inboundWakeDeferred) wakeMain(now());
-  if (queue.size === 0 && !inboundWakeDeferred && droppedWaiting.size === 0 && now() - lastWorkMs > IDLE_BEFORE_SLEEP_MS) sleep();
+  if (inboundWaiting) checkInbound(now());
+  if (queue.size === 0 && !inboundWaiting && droppedWaiting.size === 0 && now() - lastWorkMs > IDLE_BEFORE_SLEEP_MS) sleep();
 }
 
 function run(): void {
@@ -145,19 +150,33 @@ function sleep(): void {
   if (!outRing.isEmpty && Atomics.compareExchange(control, CONTROL.WORKER_SLEEPING, 1, 0) === 1) run();
 }
 
-function wakeMain(t: number): void {
-  if (Atomics.load(control, CONTROL.MAIN_WAKE_PENDING) === 1) {
-    // Not yet drained: the drain to come takes these too.
-    inboundWakeDeferred = false;
+/** Datagrams went into the inbound ring: make sure the event-loop thread takes them. */
+function inboundWritten(t: number): void {
+  if (inboundWaiting) return;
+  inboundWaiting = true;
+  waitingSince = t;
+  seenDrains = Atomics.load(control, CONTROL.MAIN_DRAINS);
+  // Ticking until they are taken: that is when a wake-up may be owed.
+  run();
+}
+
+/** On each tick while datagrams wait: done once drained, a wake-up once left too long. */
+function checkInbound(t: number): void {
+  if (inRing.isEmpty) {
+    inboundWaiting = false;
     return;
   }
-  if (t - lastInboundWakeMs < INBOUND_WAKE_MIN_MS) {
-    inboundWakeDeferred = true;
-    run();
+  const drains = Atomics.load(control, CONTROL.MAIN_DRAINS);
+  if (drains !== seenDrains) {
+    // Draining by itself: what is left came in since, and its next pass takes it.
+    seenDrains = drains;
+    waitingSince = t;
     return;
   }
-  inboundWakeDeferred = false;
-  lastInboundWakeMs = t;
+  if (t - waitingSince < INBOUND_WAKE_AFTER_MS) return;
+  waitingSince = t;
+  // A wake-up already on its way (not yet drained) will take these too.
+  if (Atomics.load(control, CONTROL.MAIN_WAKE_PENDING) === 1) return;
   Atomics.store(control, CONTROL.MAIN_WAKE_PENDING, 1);
   post({ type: 'inbound' });
 }
@@ -170,6 +189,7 @@ function reportDropped(s: Sock): void {
   if (!writeRecord(inRing, DROPPED, s.id, s.dropped, 0, undefined, undefined)) return;
   s.dropped = 0;
   droppedWaiting.delete(s);
+  inboundWritten(now());
 }
 
 function receive(s: Sock, msg: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -181,7 +201,7 @@ function receive(s: Sock, msg: Buffer, rinfo: dgram.RemoteInfo): void {
     run();
     return;
   }
-  wakeMain(t);
+  inboundWritten(t);
 }
 
 function bind(req: number, id: number, host: string, at: number): void {

@@ -6,6 +6,8 @@
  *   thread stamps (the event-loop thread could not time them honestly while it is blocked);
  * - inbound datagrams reach the session stamped with when they arrived, not when the busy
  *   event-loop thread got round to them, from the right source (strangers still refused);
+ * - inbound datagrams are taken in the media clock's passes while media runs, without a wake-up
+ *   message each; with no media running, a wake-up brings them within INBOUND_WAKE_AFTER_MS;
  * - a lost thread ends its sessions' media with `failed`, and the next bind starts a new one.
  */
 import dgram, { type RemoteInfo } from 'node:dgram';
@@ -13,6 +15,7 @@ import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { PortPool } from '../../../src/media/port-pool.ts';
+import { INBOUND_WAKE_AFTER_MS } from '../../../src/media/rtp-io/protocol.ts';
 import { RtpIoThread } from '../../../src/media/rtp-io/thread-io.ts';
 import type { RtpSocket } from '../../../src/media/rtp-io/types.ts';
 import { serializeRtp, type RtpPacket } from '../../../src/media/rtp-packet.ts';
@@ -130,6 +133,66 @@ describe('RTP I/O thread', () => {
       await media.close();
       peer.close();
       stranger.close();
+    }
+  });
+
+  it('takes inbound datagrams in the media passes while media runs, and wakes the event loop for them only when none runs', async () => {
+    const connected = async (port: number): Promise<dgram.Socket> => {
+      const s = dgram.createSocket('udp4');
+      s.bind(0, HOST);
+      await once(s, 'listening');
+      s.connect(port, HOST);
+      await once(s, 'connect');
+      return s;
+    };
+    const payload = new Uint8Array(160).fill(0xff);
+    const rtp = (i: number): Uint8Array => serializeRtp({ payloadType: 0, sequenceNumber: i, timestamp: 160 * i, ssrc: 0x77, marker: false, payload });
+
+    // Four sessions: one per 5 ms phase of the media clock, so a pass comes every 5 ms.
+    const peers = await Promise.all(Array.from({ length: 4 }, () => RtpPeer.open(HOST)));
+    const sessions = peers.map(() => new RtpSession({ pool, publicAddress: HOST, rtpTimeoutMs: 0 }));
+    const locals = await Promise.all(sessions.map((s) => s.allocate()));
+    const sender = await connected(locals[0]!.rtpPort);
+    const senderPort = sender.address().port;
+    sessions.forEach((s, i) => s.start({ ...peers[i]!.media(pcmu), ...(i === 0 ? { remote: { address: HOST, port: senderPort, rtcpPort: senderPort + 1 } } : {}) }));
+    const seen: number[] = [];
+    sessions[0]!.tapInbound({ media: () => undefined, packet: (p: RtpPacket) => seen.push(p.sequenceNumber) });
+    try {
+      await sleep(60);
+      const before = io.counters.inboundWakeUps;
+      for (let i = 0; i < 50; i++) {
+        sender.send(rtp(i));
+        await sleep(20);
+      }
+      await sleep(40);
+      expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      // One message per datagram before; now only a pass late by more than 3 ms earns one.
+      expect(io.counters.inboundWakeUps - before).toBeLessThanOrEqual(5);
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+      await Promise.all(peers.map((p) => p.close()));
+      sender.close();
+    }
+
+    // No media running: a bare socket's datagrams come with a wake-up, soon after they arrived.
+    const bare = await receiver();
+    const late: number[] = [];
+    bare.socket.on('message', (_msg: Buffer, _rinfo: RemoteInfo, atMs?: number) => late.push(performance.now() - atMs!));
+    const poke = await connected(bare.port);
+    try {
+      const before = io.counters.inboundWakeUps;
+      for (let i = 0; i < 5; i++) {
+        poke.send(rtp(i));
+        await sleep(30);
+      }
+      expect(late).toHaveLength(5);
+      expect(io.counters.inboundWakeUps - before).toBe(5);
+      // Left in the ring that long (the worker notices on its 1 ms tick), then taken at once.
+      expect(Math.min(...late)).toBeGreaterThanOrEqual(INBOUND_WAKE_AFTER_MS - 1);
+      expect(Math.max(...late)).toBeLessThan(INBOUND_WAKE_AFTER_MS + 15);
+    } finally {
+      poke.close();
+      bare.socket.close();
     }
   });
 

@@ -9,7 +9,7 @@ import { rms, type AudioFrame } from '../../../src/audio/frame.ts';
 import { ulaw } from '../../../src/media/codecs/g711.ts';
 import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { OutboundTranscoder } from '../../../src/media/codecs/transcode.ts';
-import { MediaScheduler, createTicker, type TickerFactory } from '../../../src/media/media-clock.ts';
+import { MediaScheduler, beforeEachMediaPass, createTicker, type TickerFactory } from '../../../src/media/media-clock.ts';
 import { OutboundPath, type OutboundPacket } from '../../../src/media/rtp-session-outbound.ts';
 import { DeadlineTicker } from '../../../src/media/rtp-session-ticker.ts';
 import { ManualClock, type Clock } from '../../../src/util/clock.ts';
@@ -249,5 +249,40 @@ describe('MediaScheduler', () => {
     expect(served).toBe(2);
     good.stop();
     expect(clock.pendingCount).toBe(0);
+  });
+
+  it('runs the pass hooks at the start of every pass, before any member, until unregistered', () => {
+    const clock = new ManualClock(0);
+    const scheduler = new MediaScheduler(clock, 20);
+    const log: string[] = [];
+    const unhook = beforeEachMediaPass(() => log.push(`hook@${clock.monotonic()}`));
+    const tickers = [0, 1].map((id) => scheduler.ticker(() => log.push(`m${id}@${clock.monotonic()}`), 3, { id }));
+    for (const t of tickers) t.start();
+    clock.advance(5);
+    // One pass for the slot due at once (both members), one for the second phase's next slot.
+    expect(log).toEqual(['hook@0', 'm0@0', 'm1@0', 'hook@5', 'm1@5']);
+    unhook();
+    log.length = 0;
+    clock.advance(20);
+    expect(log).toEqual(['m0@20', 'm1@25']);
+    for (const t of tickers) t.stop();
+  });
+
+  it('a hook that throws does not stop the pass; the error surfaces after it', () => {
+    const clock = new ManualClock(0);
+    const scheduler = new MediaScheduler(clock, 20);
+    let served = 0;
+    const unhook = beforeEachMediaPass(() => {
+      throw new Error('drain failed');
+    });
+    const member = scheduler.ticker(() => served++);
+    try {
+      member.start();
+      expect(() => clock.advance(0)).toThrow('drain failed');
+      expect(served).toBe(1);
+    } finally {
+      unhook();
+      member.stop();
+    }
   });
 });

@@ -6,7 +6,7 @@
  *
  *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 4]
  *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--heap-prof DIR] [--quiet-wait S]
- *       [--background FIXTURE]
+ *       [--background FIXTURE] [--rtp-port-min PORT]
  *
  * Each call talks the whole time: the question fixture every 0.3–1.5 s after the assistant's
  * reply ends, room tone in between (lib/conversation.ts; `--background noise-street` for a noisy
@@ -21,6 +21,11 @@
  *   waiting       the event-loop thread's runnable-but-not-running time (schedstat): other work
  *                 on the machine (including the bench's own stand-ins and phones) delaying it
  * pipeline share = pipeline − echo, per call: what the voice session adds on top of a call.
+ *
+ * Comparing two builds: this VM's speed drifts by ±10 % over minutes, more than most changes.
+ * Run both at once instead, from two worktrees, each with half the calls and its own
+ * `--rtp-port-min` (e.g. `--calls 50 --rtp-port-min 54000` and `--calls 50 --rtp-port-min 58000`):
+ * the drift then hits both alike, and the pairs compare where single runs do not (bench/README.md).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -133,6 +138,7 @@ export async function main(argv: string[]): Promise<void> {
   if (quietWait > 0) console.error(`machine ${Math.round(await waitForQuiet(quietWait))} % busy at start`);
   const background = args.get('background');
   const w = await startVoiceWorld({
+    rtpPortMin: num(args, 'rtp-port-min', 54_000, 1024, 60_000),
     maxCalls: calls,
     turns: false,
     lifetimeMs: budgetMs + 20_000,

@@ -65,6 +65,8 @@ export class MediaScheduler {
   private readonly phaseMs: number;
   private readonly lanePhase = new WeakMap<object, number>();
   private readonly phaseLoad: number[];
+  /** Per phase, the slot index in progress at the current pass (reused every pass). */
+  private readonly currentSlot: number[];
   private startMs = 0;
   private timer: Timer | undefined;
   private timerAt = Infinity;
@@ -80,6 +82,7 @@ export class MediaScheduler {
     this.phaseCount = intervalMs % PHASES === 0 ? PHASES : 1;
     this.phaseMs = intervalMs / this.phaseCount;
     this.phaseLoad = new Array<number>(this.phaseCount).fill(0);
+    this.currentSlot = new Array<number>(this.phaseCount).fill(0);
   }
 
   /** Members currently registered (each session counts its playout and send loops). */
@@ -191,12 +194,15 @@ export class MediaScheduler {
       }
     }
     const members = this.members;
+    // Each phase's slot in progress, once per pass rather than per member: most members of a
+    // pass are in the other phases and only need this one comparison.
+    const currentSlot = this.currentSlot;
+    for (let p = 0; p < this.phaseCount; p++) currentSlot[p] = Math.floor((now - this.phaseStart(p)) / this.intervalMs);
     // Members joining during the pass are appended and served in it if due.
     for (let i = 0; i < members.length; i++) {
       const m = members[i]!;
       if (!m.active) continue;
-      const current = Math.floor((now - this.phaseStart(m.phase)) / this.intervalMs);
-      let due = current - m.nextIndex + 1;
+      let due = currentSlot[m.phase]! - m.nextIndex + 1;
       if (due <= 0) continue;
       const skipped = planCatchUp(m.stats, due, now - Math.max(this.dueAt(m, m.nextIndex), m.joinedAt), m.maxCatchUp);
       m.nextIndex += skipped;

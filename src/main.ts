@@ -59,9 +59,13 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   const chat = chatServices(ctx);
   let calls: CallWiring;
   let sip: SipServer;
-  // RTP sockets: in the process's I/O thread (the default) or on this thread (SWITCHBOARD_RTP_THREAD=0).
+  // RTP sockets: in the process's I/O thread (the default) or on this thread (SWITCHBOARD_RTP_THREAD=0);
+  // the thread's through the native module when built (SWITCHBOARD_RTP_NATIVE=0: dgram).
+  if (config.rtp.thread) {
+    sharedRtpIoThread().useLogger(logger.child({ part: 'rtp-io' }));
+    sharedRtpIoThread().preferNative(config.rtp.native);
+  }
   const rtpIo = rtpIoFor(config.rtp.thread);
-  if (config.rtp.thread) sharedRtpIoThread().useLogger(logger.child({ part: 'rtp-io' }));
   try {
     calls = await wireCalls({
       ctx,

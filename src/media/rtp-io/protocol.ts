@@ -43,6 +43,8 @@ export interface WorkerInit {
   control: SharedArrayBuffer;
   /** The event-loop thread's time base (hrOriginMs()), so the worker can use its times. */
   originMs: number;
+  /** Use the native socket module (native/rtp-udp) when it loads; dgram otherwise. */
+  native: boolean;
 }
 
 export type ToWorker =
@@ -55,7 +57,7 @@ export type ToWorker =
   | { op: 'probe'; req: number; action: 'reset' | 'read' | 'stop' };
 
 export type FromWorker =
-  | { type: 'ready' }
+  | { type: 'ready'; native: boolean }
   | { type: 'reply'; req: number; error?: { code?: string; message: string }; bound?: { address: string; family: string; port: number }; probe?: SendProbeSummary }
   | { type: 'inbound' }
   | { type: 'error'; id: number; code?: string; message: string };

@@ -51,15 +51,20 @@ class Link implements SocketLink {
   /** Unregisters the drain from the media clock's passes. */
   private readonly unhookPasses: () => void;
 
+  /** The thread's sockets are the native module's (native/rtp-udp), not dgram's; known once ready. */
+  native = false;
+
   constructor(
     private readonly onLost: (error: Error) => void,
     private readonly counters: RtpIoCounters,
+    useNative: boolean,
   ) {
     const init: WorkerInit = {
       outbound: SpscRing.create(RING_BYTES),
       inbound: SpscRing.create(RING_BYTES),
       control: new SharedArrayBuffer(4 * CONTROL.WORDS),
       originMs: hrOriginMs(),
+      native: useNative,
     };
     this.out = new SpscRing(init.outbound);
     this.inbound = new SpscRing(init.inbound);
@@ -80,7 +85,10 @@ class Link implements SocketLink {
     this.ready.catch(() => undefined);
     let crash: Error | undefined;
     this.worker.on('message', (m: FromWorker) => {
-      if (m.type === 'ready') started();
+      if (m.type === 'ready') {
+        this.native = m.native;
+        started();
+      }
       else this.onMessage(m);
     });
     this.worker.on('error', (error) => (crash = error));
@@ -200,6 +208,8 @@ export interface RtpIoCounters {
 
 export interface RtpIoThreadOptions {
   logger?: Logger;
+  /** Sockets through the native module when it is built (default true; SWITCHBOARD_RTP_NATIVE). */
+  native?: boolean;
 }
 
 export class RtpIoThread implements RtpIo {
@@ -215,8 +225,24 @@ export class RtpIoThread implements RtpIo {
   /** Across every thread started, for diagnostics and tests. */
   readonly counters: RtpIoCounters = { inboundWakeUps: 0 };
 
+  private useNative: boolean;
+
   constructor(options: RtpIoThreadOptions = {}) {
     this.logger = options.logger;
+    this.useNative = options.native ?? true;
+  }
+
+  /**
+   * Whether threads started from now on use the native socket module (native/rtp-udp) when it
+   * loads (the composition root's SWITCHBOARD_RTP_NATIVE); a running thread keeps what it has.
+   */
+  preferNative(on: boolean): void {
+    this.useNative = on;
+  }
+
+  /** Whether the running thread's sockets are native (false before its first bind). */
+  get native(): boolean {
+    return this.link?.native ?? false;
   }
 
   /** Where a lost thread is reported (the composition root's logger). */
@@ -297,7 +323,7 @@ export class RtpIoThread implements RtpIo {
     const link = new Link((error) => {
       if (this.link === link) this.link = undefined;
       if (!this.closing) this.logger?.error({ err: error.message }, 'RTP I/O thread lost: its calls lose their media; the next call starts a new thread');
-    }, this.counters);
+    }, this.counters, this.useNative);
     this.link = link;
     const filter = this.probeFilter;
     if (filter) void link.ready.then(() => link.request({ op: 'probe', action: 'start', filter })).catch(() => undefined);

@@ -19,12 +19,18 @@
  * of refusals goes in as a DROPPED record as soon as there is room again.
  *
  * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the
- * session's UdpSender asks. A packet handed over before a connect or disconnect may leave after
+ * session's UdpSender asks. Through the native module (native/rtp-udp: recvmmsg straight into
+ * the inbound ring, a send without dgram's per-packet JavaScript) when it is built and
+ * `WorkerInit.native` allows it, else through dgram; a host that is not an IP literal also takes
+ * dgram, which resolves names. A packet handed over before a connect or disconnect may leave after
  * it: one meant for the connected peer goes there addressed, one addressed to the peer goes
  * over the connection; one addressed elsewhere while connected is dropped (as dgram would refuse it).
  */
 import dgram from 'node:dgram';
-import { isIPv6 } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { createRequire } from 'node:module';
+import { isIP, isIPv6 } from 'node:net';
+import { getSystemErrorName } from 'node:util';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DueQueue } from './due-queue.ts';
 import {
@@ -42,9 +48,29 @@ import { AddressCache, DROPPED, PACKET, payloadLength, payloadStart, recordKind,
 import { SpscRing } from './ring.ts';
 import { SendIntervalProbe, type ProbeLane } from './send-probe.ts';
 
+/** The native module's functions (native/rtp-udp/rtp_udp.c); errors are negative errnos. */
+interface NativeUdp {
+  init(ring: Uint8Array, originMs: number, onInbound: (id: number, dropped: number, errno: number) => void): void;
+  open(host: string, port: number): [fd: number, port: number] | number;
+  startReceiving(fd: number, id: number): object | number;
+  close(handle: object): void;
+  connect(fd: number, host?: string, port?: number): number;
+  send(fd: number, bytes: Uint8Array, port?: number, host?: string): number;
+  armNotify(): void;
+}
+
+/** A socket of the native module: its descriptor and receive handle. */
+interface NativeSocket {
+  fd: number;
+  handle: object;
+  family: 4 | 6;
+}
+
 interface Sock extends ProbeLane {
   readonly id: number;
-  readonly socket: dgram.Socket;
+  /** Exactly one of these two. */
+  readonly socket: dgram.Socket | undefined;
+  readonly nat: NativeSocket | undefined;
   connected: boolean;
   /** The peer of the last connect, kept after a disconnect for packets meant for it. */
   peer: { port: number; address: string } | undefined;
@@ -74,6 +100,26 @@ const control = new Int32Array(init.control);
 /** This thread's performance.now() + shift = the event-loop thread's. */
 const shift = hrOriginMs() - init.originMs;
 const now = (): number => performance.now() + shift;
+
+const native = loadNative();
+
+function loadNative(): NativeUdp | undefined {
+  if (!init.native) return undefined;
+  try {
+    const mod = createRequire(import.meta.url)('switchboard-rtp-udp') as NativeUdp;
+    mod.init(new Uint8Array(init.inbound), init.originMs, onNativeInbound);
+    return mod;
+  } catch {
+    // Not built (an optional dependency) or not Linux: dgram does the same, at more CPU.
+    return undefined;
+  }
+}
+
+/** An errno from the native module as dgram would report it. */
+function nativeError(op: string, errno: number, where: string): { code: string; message: string } {
+  const code = getSystemErrorName(errno);
+  return { code, message: where ? `${op} ${code} ${where}` : `${op} ${code}` };
+}
 
 const sockets = new Map<number, Sock>();
 const queue = new DueQueue<Outgoing>();
@@ -115,14 +161,17 @@ function transmit(o: Outgoing): void {
     if (s.connected) {
       if (o.address !== undefined && (o.address !== peer?.address || o.port !== peer.port)) return;
       probe?.record(s, o.bytes, now());
-      s.socket.send(o.bytes);
+      if (s.nat) native!.send(s.nat.fd, o.bytes);
+      else s.socket!.send(o.bytes);
       return;
     }
     const address = o.address ?? peer?.address;
     const to = o.address === undefined ? peer?.port : o.port;
     if (address === undefined || to === undefined) return;
     probe?.record(s, o.bytes, now());
-    s.socket.send(o.bytes, to, address);
+    // A host name (not an IP literal) cannot be sent to natively: lost, as an unresolvable one is.
+    if (s.nat) native!.send(s.nat.fd, o.bytes, to, address);
+    else s.socket!.send(o.bytes, to, address);
   } catch {
     // The socket is closing, or the address is not one dgram takes: lost like a datagram on the way.
   }
@@ -164,6 +213,8 @@ function inboundWritten(t: number): void {
 function checkInbound(t: number): void {
   if (inRing.isEmpty) {
     inboundWaiting = false;
+    // The native receiver tells us of its next write again.
+    native?.armNotify();
     return;
   }
   const drains = Atomics.load(control, CONTROL.MAIN_DRAINS);
@@ -192,6 +243,21 @@ function reportDropped(s: Sock): void {
   inboundWritten(now());
 }
 
+/**
+ * The native receiver wrote datagrams into the inbound ring, had to drop some, or read an ICMP
+ * error (a connected socket's peer is gone: reported as dgram reports it, an 'error' event).
+ */
+function onNativeInbound(id: number, dropped: number, errno: number): void {
+  const s = sockets.get(id);
+  if (errno !== 0 && s && !s.closed) post({ type: 'error', id, ...nativeError('recvmsg', errno, '') });
+  if (dropped > 0 && s && !s.closed) {
+    s.dropped += dropped;
+    droppedWaiting.add(s);
+    run();
+  }
+  inboundWritten(now());
+}
+
 function receive(s: Sock, msg: Buffer, rinfo: dgram.RemoteInfo): void {
   const t = now();
   if (s.dropped > 0) reportDropped(s);
@@ -204,7 +270,46 @@ function receive(s: Sock, msg: Buffer, rinfo: dgram.RemoteInfo): void {
   inboundWritten(t);
 }
 
+function newSock(id: number, socket: dgram.Socket | undefined, nat: NativeSocket | undefined): Sock {
+  return {
+    id,
+    socket,
+    nat,
+    connected: false,
+    peer: undefined,
+    dest: new AddressCache(),
+    source: new AddressCache(),
+    dropped: 0,
+    closed: false,
+    probeAt: -1,
+    probeTs: 0,
+  };
+}
+
 function bind(req: number, id: number, host: string, at: number): void {
+  if (native && isIP(host) !== 0) bindNative(req, id, host, at);
+  else bindDgram(req, id, host, at);
+}
+
+function bindNative(req: number, id: number, host: string, at: number): void {
+  const opened = native!.open(host, at);
+  if (typeof opened === 'number') {
+    post({ type: 'reply', req, error: nativeError('bind', opened, `${host}:${at}`) });
+    return;
+  }
+  const [fd, port] = opened;
+  const handle = native!.startReceiving(fd, id);
+  if (typeof handle === 'number') {
+    // libuv refused to poll it (an errno of its own): close it through a handle-less path.
+    native!.connect(fd);
+    post({ type: 'reply', req, error: { message: `bind: cannot poll the socket (${handle})` } });
+    return;
+  }
+  sockets.set(id, newSock(id, undefined, { fd, handle, family: isIPv6(host) ? 6 : 4 }));
+  post({ type: 'reply', req, bound: { address: host, family: isIPv6(host) ? 'IPv6' : 'IPv4', port } });
+}
+
+function bindDgram(req: number, id: number, host: string, at: number): void {
   const socket = dgram.createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', reuseAddr: false });
   const onError = (error: NodeJS.ErrnoException): void => {
     try {
@@ -217,18 +322,7 @@ function bind(req: number, id: number, host: string, at: number): void {
   socket.once('error', onError);
   socket.bind({ port: at, address: host, exclusive: true }, () => {
     socket.off('error', onError);
-    const sock: Sock = {
-      id,
-      socket,
-      connected: false,
-      peer: undefined,
-      dest: new AddressCache(),
-      source: new AddressCache(),
-      dropped: 0,
-      closed: false,
-      probeAt: -1,
-      probeTs: 0,
-    };
+    const sock = newSock(id, socket, undefined);
     sockets.set(id, sock);
     socket.on('message', (msg, rinfo) => receive(sock, msg, rinfo));
     socket.on('error', (error: NodeJS.ErrnoException) => post({ type: 'error', id, message: error.message, ...(error.code ? { code: error.code } : {}) }));
@@ -239,14 +333,38 @@ function bind(req: number, id: number, host: string, at: number): void {
 
 function connect(req: number, s: Sock, address: string, to: number): void {
   s.peer = { port: to, address };
+  if (s.nat) {
+    void connectNative(req, s, s.nat, address, to);
+    return;
+  }
   try {
-    s.socket.connect(to, address, (error?: Error) => {
+    s.socket!.connect(to, address, (error?: Error) => {
       s.connected = !error;
       post({ type: 'reply', req, ...(error ? { error: { message: error.message, ...codeOf(error) } } : {}) });
     });
   } catch (error) {
     post({ type: 'reply', req, error: { message: (error as Error).message, ...codeOf(error) } });
   }
+}
+
+async function connectNative(req: number, s: Sock, nat: NativeSocket, address: string, to: number): Promise<void> {
+  let ip = address;
+  if (isIP(address) === 0) {
+    // dgram resolves a peer's name too (in the socket's family).
+    try {
+      ip = (await lookup(address, { family: nat.family })).address;
+    } catch (error) {
+      post({ type: 'reply', req, error: { message: (error as Error).message, ...codeOf(error) } });
+      return;
+    }
+  }
+  if (s.closed) {
+    post({ type: 'reply', req, error: { message: 'socket is closed', code: 'ERR_SOCKET_DGRAM_NOT_RUNNING' } });
+    return;
+  }
+  const r = native!.connect(nat.fd, ip, to);
+  s.connected = r === 0;
+  post({ type: 'reply', req, ...(r === 0 ? {} : { error: nativeError('connect', r, `${address}:${to}`) }) });
 }
 
 function close(req: number, s: Sock | undefined): void {
@@ -259,8 +377,15 @@ function close(req: number, s: Sock | undefined): void {
   s.closed = true;
   sockets.delete(s.id);
   droppedWaiting.delete(s);
+  if (s.nat) {
+    native!.close(s.nat.handle);
+    // The descriptor is closed by libuv's close callback, in this loop iteration's close phase;
+    // the reply follows it, so the port is free again when the pool hears it is closed.
+    setImmediate(() => setImmediate(() => post({ type: 'reply', req })));
+    return;
+  }
   try {
-    s.socket.close(() => post({ type: 'reply', req }));
+    s.socket!.close(() => post({ type: 'reply', req }));
   } catch {
     post({ type: 'reply', req });
   }
@@ -289,8 +414,12 @@ port.on('message', (m: ToWorker) => {
       const s = sockets.get(m.id);
       if (!s) break;
       s.connected = false;
+      if (s.nat) {
+        native!.connect(s.nat.fd);
+        break;
+      }
       try {
-        s.socket.disconnect();
+        s.socket!.disconnect();
       } catch {
         // Its connect had not landed (or failed): unconnected either way.
       }
@@ -314,4 +443,4 @@ port.on('message', (m: ToWorker) => {
 
 // Asleep until the first packet: its producer sees the flag and wakes us.
 sleep();
-post({ type: 'ready' });
+post({ type: 'ready', native: native !== undefined });

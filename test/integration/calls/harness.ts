@@ -7,7 +7,7 @@ import { testApp, type TestApp } from '../../support/app.ts';
 import { FAST_TIMERS } from '../../support/test-phone.ts';
 import { SipServer, type SipServerOptions } from '../../../src/sip/server.ts';
 import { PortPool } from '../../../src/media/port-pool.ts';
-import { RTP_THREAD, testRtpIo } from '../../support/rtp-io.ts';
+import { RTP_NATIVE, RTP_THREAD, testRtpIo } from '../../support/rtp-io.ts';
 import type { ProvisionedTrunk } from '../../../src/sip/trunk-registry.ts';
 
 export interface Harness extends TestApp {
@@ -31,7 +31,7 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
   const pool = opts.portPool ?? new PortPool({ host: '127.0.0.1', minPort: rtpBase, maxPort: rtpBase + 199, io: testRtpIo });
   rtpBase = rtpBase >= 39_600 ? 30_000 : rtpBase + 200;
   const server = await SipServer.start({
-    config: { sip: { host: '127.0.0.1', port: 0, publicHost: '127.0.0.1' }, rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD } },
+    config: { sip: { host: '127.0.0.1', port: 0, publicHost: '127.0.0.1' }, rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE } },
     repos: t.ctx.repos,
     trunks: t.ctx.trunks,
     logger: t.ctx.logger,

@@ -8,7 +8,9 @@
  *   event-loop thread got round to them, from the right source (strangers still refused);
  * - inbound datagrams are taken in the media clock's passes while media runs, without a wake-up
  *   message each; with no media running, a wake-up brings them within INBOUND_WAKE_AFTER_MS;
- * - a lost thread ends its sessions' media with `failed`, and the next bind starts a new one.
+ * - a lost thread ends its sessions' media with `failed`, and the next bind starts a new one;
+ * - its sockets are the native module's (native/rtp-udp) unless SWITCHBOARD_RTP_NATIVE=0, and a
+ *   port in use is refused as dgram refuses it.
  */
 import dgram, { type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
@@ -21,9 +23,10 @@ import type { RtpSocket } from '../../../src/media/rtp-io/types.ts';
 import { serializeRtp, type RtpPacket } from '../../../src/media/rtp-packet.ts';
 import { RtpSession } from '../../../src/media/rtp-session.ts';
 import { RtpPeer, sleep } from '../../support/rtp-peer.ts';
+import { RTP_NATIVE } from '../../support/rtp-io.ts';
 import { BASE, HOST } from './rtp-session-setup.ts';
 
-const io = new RtpIoThread();
+const io = new RtpIoThread({ native: RTP_NATIVE });
 const pool = new PortPool({ host: HOST, minPort: BASE + 500, maxPort: BASE + 559, io });
 afterAll(() => io.close());
 
@@ -194,6 +197,27 @@ describe('RTP I/O thread', () => {
       poke.close();
       bare.socket.close();
     }
+  });
+
+  it('binds through the native module unless told not to, and refuses a port in use as dgram does', async () => {
+    const first = await io.bind(HOST, 0);
+    expect(first).toBeDefined();
+    // CI builds native/rtp-udp: a missing build would quietly fall back to dgram, so say it here.
+    expect(io.native).toBe(RTP_NATIVE);
+    const port = first!.address().port;
+    expect(await io.bind(HOST, port)).toBeUndefined();
+    const plain = dgram.createSocket('udp4');
+    const refused = await new Promise<NodeJS.ErrnoException>((resolve) => {
+      plain.once('error', resolve);
+      plain.bind(port, HOST);
+    });
+    expect(refused.code).toBe('EADDRINUSE');
+    plain.close();
+    await new Promise<void>((resolve) => first!.close(resolve));
+    // Closed for real: the port is free again at once.
+    const again = await io.bind(HOST, port);
+    expect(again?.address().port).toBe(port);
+    await new Promise<void>((resolve) => again!.close(resolve));
   });
 
   it('a lost thread fails its sessions cleanly; the next bind starts a new thread', async () => {

@@ -6,7 +6,7 @@ describe('configuration', () => {
     const c = loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' });
     expect(c.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(c.sip).toEqual({ host: '0.0.0.0', port: 5060, publicHost: '198.51.100.7' });
-    expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: true });
+    expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: true, native: true });
     expect(c.logLevel).toBe('info');
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
     expect(c.dataDir.endsWith('data')).toBe(true);
@@ -36,8 +36,14 @@ describe('configuration', () => {
     expect(loadConfig({ SWITCHBOARD_RTP_THREAD: '1' }).rtp.thread).toBe(true);
   });
 
+  it('gives the RTP thread native sockets unless SWITCHBOARD_RTP_NATIVE=0', () => {
+    expect(loadConfig({}).rtp.native).toBe(true);
+    expect(loadConfig({ SWITCHBOARD_RTP_NATIVE: '0' }).rtp.native).toBe(false);
+  });
+
   it.each([
     ['SWITCHBOARD_RTP_THREAD', 'yes'],
+    ['SWITCHBOARD_RTP_NATIVE', 'on'],
     ['HTTP_PORT', 'eighty'],
     ['HTTP_PORT', '70000'],
     ['SIP_PORT', '0'],

@@ -65,6 +65,7 @@ struct Sock {
 };
 
 static void on_env_cleanup(napi_async_cleanup_hook_handle handle, void *arg);
+static void close_sock(Sock *k);
 
 static State *state_of(napi_env env) {
   void *data = NULL;
@@ -294,7 +295,7 @@ static napi_value Open(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/** startReceiving(fd, socketId): a handle (for stop) */
+/** startReceiving(fd, socketId): a handle for close(), or a libuv error (the socket is then closed). */
 static napi_value StartReceiving(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
@@ -311,17 +312,21 @@ static napi_value StartReceiving(napi_env env, napi_callback_info info) {
   uv_loop_t *loop;
   napi_get_uv_event_loop(env, &loop);
   int r = uv_poll_init(loop, &k->poll, fd);
-  if (r == 0) {
-    k->poll.data = k;
-    r = uv_poll_start(&k->poll, UV_READABLE, on_readable);
-  }
   if (r != 0) {
+    /* Never polled, so never to be closed through a handle: closed here. */
+    close(fd);
     free(k);
     return int_value(env, r);
   }
+  k->poll.data = k;
   k->next = s->open_socks;
   if (k->next) k->next->prev = k;
   s->open_socks = k;
+  r = uv_poll_start(&k->poll, UV_READABLE, on_readable);
+  if (r != 0) {
+    close_sock(k);
+    return int_value(env, r);
+  }
   napi_value out;
   napi_create_external(env, k, NULL, NULL, &out);
   return out;

@@ -300,8 +300,7 @@ function bindNative(req: number, id: number, host: string, at: number): void {
   const [fd, port] = opened;
   const handle = native!.startReceiving(fd, id);
   if (typeof handle === 'number') {
-    // libuv refused to poll it (an errno of its own): close it through a handle-less path.
-    native!.connect(fd);
+    // libuv refused to poll it (the module has closed it).
     post({ type: 'reply', req, error: { message: `bind: cannot poll the socket (${handle})` } });
     return;
   }

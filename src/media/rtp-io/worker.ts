@@ -28,9 +28,7 @@
  */
 import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
-import { createRequire } from 'node:module';
 import { isIP, isIPv6 } from 'node:net';
-import { getSystemErrorName } from 'node:util';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DueQueue } from './due-queue.ts';
 import {
@@ -45,26 +43,9 @@ import {
   type WorkerInit,
 } from './protocol.ts';
 import { AddressCache, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
+import { loadNativeUdp, nativeError, NativeSocket } from './native-udp.ts';
 import { SpscRing } from './ring.ts';
 import { SendIntervalProbe, type ProbeLane } from './send-probe.ts';
-
-/** The native module's functions (native/rtp-udp/rtp_udp.c); errors are negative errnos. */
-interface NativeUdp {
-  init(ring: Uint8Array, originMs: number, onInbound: (id: number, dropped: number, errno: number) => void): void;
-  open(host: string, port: number): [fd: number, port: number] | number;
-  startReceiving(fd: number, id: number): object | number;
-  close(handle: object): void;
-  connect(fd: number, host?: string, port?: number): number;
-  send(fd: number, bytes: Uint8Array, port?: number, host?: string): number;
-  armNotify(): void;
-}
-
-/** A socket of the native module: its descriptor and receive handle. */
-interface NativeSocket {
-  fd: number;
-  handle: object;
-  family: 4 | 6;
-}
 
 interface Sock extends ProbeLane {
   readonly id: number;
@@ -101,25 +82,7 @@ const control = new Int32Array(init.control);
 const shift = hrOriginMs() - init.originMs;
 const now = (): number => performance.now() + shift;
 
-const native = loadNative();
-
-function loadNative(): NativeUdp | undefined {
-  if (!init.native) return undefined;
-  try {
-    const mod = createRequire(import.meta.url)('switchboard-rtp-udp') as NativeUdp;
-    mod.init(new Uint8Array(init.inbound), init.originMs, onNativeInbound);
-    return mod;
-  } catch {
-    // Not built (an optional dependency) or not Linux: dgram does the same, at more CPU.
-    return undefined;
-  }
-}
-
-/** An errno from the native module as dgram would report it. */
-function nativeError(op: string, errno: number, where: string): { code: string; message: string } {
-  const code = getSystemErrorName(errno);
-  return { code, message: where ? `${op} ${code} ${where}` : `${op} ${code}` };
-}
+const native = init.native ? loadNativeUdp(init.inbound, init.originMs, onNativeInbound) : undefined;
 
 const sockets = new Map<number, Sock>();
 const queue = new DueQueue<Outgoing>();
@@ -161,7 +124,7 @@ function transmit(o: Outgoing): void {
     if (s.connected) {
       if (o.address !== undefined && (o.address !== peer?.address || o.port !== peer.port)) return;
       probe?.record(s, o.bytes, now());
-      if (s.nat) native!.send(s.nat.fd, o.bytes);
+      if (s.nat) s.nat.send(o.bytes);
       else s.socket!.send(o.bytes);
       return;
     }
@@ -169,8 +132,7 @@ function transmit(o: Outgoing): void {
     const to = o.address === undefined ? peer?.port : o.port;
     if (address === undefined || to === undefined) return;
     probe?.record(s, o.bytes, now());
-    // A host name (not an IP literal) cannot be sent to natively: lost, as an unresolvable one is.
-    if (s.nat) native!.send(s.nat.fd, o.bytes, to, address);
+    if (s.nat) s.nat.sendTo(o.bytes, to, address);
     else s.socket!.send(o.bytes, to, address);
   } catch {
     // The socket is closing, or the address is not one dgram takes: lost like a datagram on the way.
@@ -304,7 +266,7 @@ function bindNative(req: number, id: number, host: string, at: number): void {
     post({ type: 'reply', req, error: { message: `bind: cannot poll the socket (${handle})` } });
     return;
   }
-  sockets.set(id, newSock(id, undefined, { fd, handle, family: isIPv6(host) ? 6 : 4 }));
+  sockets.set(id, newSock(id, undefined, new NativeSocket(native!, fd, handle, isIPv6(host) ? 6 : 4)));
   post({ type: 'reply', req, bound: { address: host, family: isIPv6(host) ? 'IPv6' : 'IPv4', port } });
 }
 

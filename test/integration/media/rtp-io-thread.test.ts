@@ -9,8 +9,8 @@
  * - inbound datagrams are taken in the media clock's passes while media runs, without a wake-up
  *   message each; with no media running, a wake-up brings them within INBOUND_WAKE_AFTER_MS;
  * - a lost thread ends its sessions' media with `failed`, and the next bind starts a new one;
- * - its sockets are the native module's (native/rtp-udp) unless SWITCHBOARD_RTP_NATIVE=0, and a
- *   port in use is refused as dgram refuses it.
+ * - its sockets are the native module's (native/rtp-udp) unless SWITCHBOARD_RTP_NATIVE=0; a
+ *   port in use is refused, and a host name taken as a destination, as dgram does.
  */
 import dgram, { type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
@@ -217,7 +217,16 @@ describe('RTP I/O thread', () => {
     // Closed for real: the port is free again at once.
     const again = await io.bind(HOST, port);
     expect(again?.address().port).toBe(port);
+    // Addressed to a host name, as dgram takes one (natively: once resolved).
+    const rx = await receiver();
+    for (let i = 0; i < 10; i++) {
+      again!.send(Buffer.from([0x80, 0, 0, i, 0, 0, 0, i]), rx.port, 'localhost');
+      await sleep(20);
+    }
+    await sleep(20);
+    expect(rx.arrivals.length).toBeGreaterThanOrEqual(5);
     await new Promise<void>((resolve) => again!.close(resolve));
+    await new Promise<void>((resolve) => rx.socket.close(resolve));
   });
 
   it('a lost thread fails its sessions cleanly; the next bind starts a new thread', async () => {

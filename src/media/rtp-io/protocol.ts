@@ -5,15 +5,28 @@
  */
 import type { SendProbeFilter, SendProbeSummary } from './send-probe.ts';
 
-/** The worker's timer period while it has work: the resolution of its send times. */
+/**
+ * The resolution of the worker's timer (Node timers count whole milliseconds): its send times
+ * fall within about this much of the due time, and it is the least wait it arms.
+ */
 export const TICK_MS = 1;
 /**
- * A packet leaves at the first tick no earlier than this before its due time: ticks come about
- * every TICK_MS, so sending up to half a tick early centres the error on the due time.
+ * A wake-up sends every packet due within this long after it. The worker aims its timer half of
+ * it before the due time, and the timer fires within about that either side of its aim (worker.ts,
+ * arm()): packets leave within about a tick of their due time, centred on it, and a timer that
+ * fires a little early still sends.
  */
-export const SEND_EARLY_MS = TICK_MS / 2;
-/** With nothing queued or handed over for this long, the worker stops ticking until woken. */
-export const IDLE_BEFORE_SLEEP_MS = 100;
+export const SEND_EARLY_MS = TICK_MS;
+/**
+ * The media clock's grid (media-clock.ts: 4 phases, 5 ms apart at 20 ms ptime): a session hands
+ * its packet over at one phase, due at the next. With its queue empty after sending, the worker
+ * arms its timer for the next phase that had packets a grid period ago (every phase at 100
+ * calls, its own phase again for a lone call), when the packets handed over meanwhile are due:
+ * no wake-up message per phase. A guess only: packets due earlier than the armed time earn a
+ * message (CONTROL.NEXT_WAKE), and other ptimes simply take that way.
+ */
+export const GRID_PHASE_MS = 5;
+export const GRID_PHASES = 4;
 /**
  * Inbound datagrams wait in their ring for the event-loop thread, which drains it at the start of
  * every media-clock pass (thread-io.ts): every 5 ms under load, and playout only happens in those
@@ -28,14 +41,40 @@ export const RING_BYTES = 2 ** 21;
 
 /** Words of the shared control block. */
 export const CONTROL = {
-  /** 1 while the worker sleeps (not ticking): a producer that sees it posts a `wake`. */
+  /** 1 while the worker sleeps (no timer armed): a producer that sees it posts a `wake`. */
   WORKER_SLEEPING: 0,
   /** 1 from the worker's `inbound` message until the event-loop thread starts draining. */
   MAIN_WAKE_PENDING: 1,
   /** Drains of the inbound ring so far (the event-loop thread counts them; the worker watches). */
   MAIN_DRAINS: 2,
+  /**
+   * While awake: when the worker's timer fires, as wakeMark(); a producer handing over a packet
+   * due before it posts a `wake` (and lowers it, so one message serves a burst).
+   */
+  NEXT_WAKE: 3,
   WORDS: 4,
 } as const;
+
+/**
+ * A time in ms (the event-loop thread's base) as the Int32 mark CONTROL.NEXT_WAKE holds: whole
+ * milliseconds, wrapping every 2^32 ms; compare two with `markBefore`, which holds across a wrap.
+ */
+export function wakeMark(ms: number): number {
+  return Math.floor(ms) | 0;
+}
+
+/** Mark `a` is earlier than mark `b` (both within 2^31 ms of each other). */
+export function markBefore(a: number, b: number): boolean {
+  return ((a - b) | 0) < 0;
+}
+
+/** Why the worker has woken so far (for diagnostics and tests). */
+export interface WorkerWakeUps {
+  /** Its timer fired. */
+  timer: number;
+  /** A producer posted a `wake` (a packet due before the timer, or the first after sleeping). */
+  message: number;
+}
 
 export interface WorkerInit {
   outbound: SharedArrayBuffer;
@@ -54,11 +93,12 @@ export type ToWorker =
   | { op: 'close'; req: number; id: number }
   | { op: 'wake' }
   | { op: 'probe'; req: number; action: 'start'; filter: SendProbeFilter }
-  | { op: 'probe'; req: number; action: 'reset' | 'read' | 'stop' };
+  | { op: 'probe'; req: number; action: 'reset' | 'read' | 'stop' }
+  | { op: 'wake-ups'; req: number };
 
 export type FromWorker =
   | { type: 'ready'; native: boolean }
-  | { type: 'reply'; req: number; error?: { code?: string; message: string }; bound?: { address: string; family: string; port: number }; probe?: SendProbeSummary }
+  | { type: 'reply'; req: number; error?: { code?: string; message: string }; bound?: { address: string; family: string; port: number }; probe?: SendProbeSummary; wakeUps?: WorkerWakeUps }
   | { type: 'inbound' }
   | { type: 'error'; id: number; code?: string; message: string };
 

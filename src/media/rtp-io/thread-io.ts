@@ -24,7 +24,7 @@
 import type { Logger } from 'pino';
 import { Worker } from 'node:worker_threads';
 import { beforeEachMediaPass } from '../media-clock.ts';
-import { CONTROL, hrOriginMs, RING_BYTES, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
+import { CONTROL, hrOriginMs, markBefore, RING_BYTES, wakeMark, type FromWorker, type ToWorker, type WorkerInit, type WorkerWakeUps } from './protocol.ts';
 import { DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { SpscRing } from './ring.ts';
 import type { SendProbeFilter, SendProbeSummary } from './send-probe.ts';
@@ -35,6 +35,8 @@ const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 
 type Request = ToWorker extends infer T ? (T extends { req: number } ? Omit<T, 'req'> : never) : never;
 type Reply = Extract<FromWorker, { type: 'reply' }>;
+
+const WAKE: ToWorker = { op: 'wake' };
 
 /** One worker thread and its rings: replaced as a whole when the thread is lost. */
 class Link implements SocketLink {
@@ -101,10 +103,17 @@ class Link implements SocketLink {
 
   enqueue(id: number, msg: Uint8Array, dueMs: number, port: number, address: Uint8Array | undefined): boolean {
     if (this.lost || !writeRecord(this.out, PACKET, id, dueMs, port, address, msg)) return false;
-    // The thread stopped ticking for want of work: this packet is its wake-up call.
-    if (Atomics.load(this.control, CONTROL.WORKER_SLEEPING) === 1 && Atomics.compareExchange(this.control, CONTROL.WORKER_SLEEPING, 1, 0) === 1) {
-      this.worker.postMessage({ op: 'wake' } satisfies ToWorker);
+    const control = this.control;
+    if (Atomics.load(control, CONTROL.WORKER_SLEEPING) === 1) {
+      // The thread stopped waking for want of work: this packet is its wake-up call.
+      if (Atomics.compareExchange(control, CONTROL.WORKER_SLEEPING, 1, 0) === 1) this.worker.postMessage(WAKE);
+      return true;
     }
+    // Due before the thread's timer fires (a talkspurt's first packet, due now): wake it for this
+    // one. Packets on the media clock's grid are due when it wakes anyway.
+    const due = wakeMark(dueMs);
+    const planned = Atomics.load(control, CONTROL.NEXT_WAKE);
+    if (markBefore(due, planned) && Atomics.compareExchange(control, CONTROL.NEXT_WAKE, planned, due) === planned) this.worker.postMessage(WAKE);
     return true;
   }
 
@@ -316,6 +325,11 @@ export class RtpIoThread implements RtpIo {
       await this.link?.request({ op: 'probe', action: 'stop' });
     },
   };
+
+  /** Why the running thread has woken so far (undefined while none runs). */
+  async wakeUps(): Promise<WorkerWakeUps | undefined> {
+    return (await this.link?.request({ op: 'wake-ups' }))?.wakeUps;
+  }
 
   private current(): Link {
     if (this.link && !this.link.lost) return this.link;

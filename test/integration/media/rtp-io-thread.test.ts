@@ -4,6 +4,8 @@
  * - a session's packets leave at their due times (slot + SEND_LEAD_MS) although 4 ms busy loops
  *   keep delaying the media clock's passes, measured by a receiver whose arrival times the same
  *   thread stamps (the event-loop thread could not time them honestly while it is blocked);
+ * - the thread wakes for the packets it holds (and the media clock's next phase), not every
+ *   millisecond; a packet due before its next wake-up is sent at once;
  * - inbound datagrams reach the session stamped with when they arrived, not when the busy
  *   event-loop thread got round to them, from the right source (strangers still refused);
  * - inbound datagrams are taken in the media clock's passes while media runs, without a wake-up
@@ -88,6 +90,61 @@ describe('RTP I/O thread', () => {
     // 0.26-0.47 ms); the tail depends on the box (a pass late by more than the lead, the thread
     // waiting for a CPU), so only the median is held to it.
     expect(percentile(errors, 50)).toBeLessThan(1);
+  });
+
+  it('wakes for the packets it holds, not on a 1 ms tick; a packet due before its next wake-up goes at once', async () => {
+    const rx = await receiver();
+    const tx = await io.bind(HOST, BASE + 590);
+    const other = await io.bind(HOST, BASE + 592);
+    if (!tx || !other) throw new Error('no port for the senders');
+    const payload = new Uint8Array(172).fill(0x7f);
+    const packet = (ts: number): Uint8Array => {
+      const p = payload.slice();
+      new DataView(p.buffer).setUint32(4, ts);
+      return p;
+    };
+    try {
+      // One stream on a 20 ms grid, handed over a phase (5 ms) ahead as a session does.
+      const t0 = performance.now() + 20;
+      const before = (await io.wakeUps())!;
+      for (let k = 0; k < 50; k++) {
+        const due = t0 + 20 * k;
+        await sleep(Math.max(0, due - 5 - performance.now()));
+        tx.sendAt(packet(160 * k), due, rx.port, HOST);
+      }
+      await sleep(40);
+      const after = (await io.wakeUps())!;
+      const onGrid = rx.arrivals.filter((a) => a.ts < 160 * 50);
+      expect(onGrid).toHaveLength(50);
+      const errors = onGrid.map((a) => Math.abs(a.atMs - (t0 + 20 * (a.ts / 160))));
+      expect(percentile(errors, 50)).toBeLessThan(1);
+      // A second of one stream: a wake-up per packet and up to three guesses at the media clock's
+      // next phase between two (200), where ticking every millisecond was 1,000.
+      // A second of one stream: a wake-up per packet (its phase again, 20 ms on) and one per
+      // datagram the receiver took (no media runs to drain them: a wake-up message each, 8 ms
+      // on), where ticking every millisecond was 1,000. No wake-up messages: each packet was due
+      // when the timer was armed for anyway.
+      expect(after.timer - before.timer).toBeLessThan(150);
+      expect(after.message - before.message).toBeLessThanOrEqual(1);
+
+      // A packet due in half a second is queued; one due now (another socket: one socket's
+      // packets keep their order) must not wait for the timer armed for it.
+      tx.sendAt(packet(900_000), performance.now() + 500, rx.port, HOST);
+      await sleep(30);
+      const sentAt = performance.now();
+      other.send(packet(800_000), rx.port, HOST);
+      for (let i = 0; i < 20 && !rx.arrivals.some((a) => a.ts === 800_000); i++) await sleep(5);
+      const now = rx.arrivals.find((a) => a.ts === 800_000);
+      expect(now).toBeDefined();
+      expect(now!.atMs - sentAt).toBeLessThan(3);
+      expect(rx.arrivals.some((a) => a.ts === 900_000)).toBe(false);
+      await sleep(520);
+      expect(rx.arrivals.some((a) => a.ts === 900_000)).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => tx.close(() => resolve()));
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+      await new Promise<void>((resolve) => rx.socket.close(() => resolve()));
+    }
   });
 
   it('stamps inbound datagrams when they arrive, however late the event-loop thread takes them, from the right source', async () => {
@@ -190,7 +247,7 @@ describe('RTP I/O thread', () => {
       }
       expect(late).toHaveLength(5);
       expect(io.counters.inboundWakeUps - before).toBe(5);
-      // Left in the ring that long (the worker notices on its 1 ms tick), then taken at once.
+      // Left in the ring that long (the worker's timer is armed for it), then taken at once.
       expect(Math.min(...late)).toBeGreaterThanOrEqual(INBOUND_WAKE_AFTER_MS - 1);
       expect(Math.max(...late)).toBeLessThan(INBOUND_WAKE_AFTER_MS + 15);
     } finally {

@@ -8,6 +8,14 @@
  * everything else (the due queue, the wake-up logic, socket set-up), and uses dgram instead
  * whenever this module is missing (it is an optional dependency) or refuses a socket.
  *
+ * Reading: each socket is watched two ways. Its libuv poll reads it as soon as a datagram comes
+ * (immediate, the default); and the thread's own epoll set, which libuv does not watch, lets
+ * sweep() read every socket with datagrams waiting in one call. setPaced(true) stops the polls:
+ * the worker then sweeps on its own timer, just before the event-loop thread's media passes
+ * take the ring, so datagrams cost no wake-up of their own however they are spread in time.
+ * Arrival times are the kernel's (SO_TIMESTAMPNS), so a datagram read late is still stamped
+ * with when it came.
+ *
  * Threading: every function runs on the worker's thread (its own libuv loop and N-API env), and
  * so does every poll callback: the ring's producer is that one thread, JavaScript or C.
  *
@@ -23,7 +31,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -40,6 +50,10 @@
 #define MAX_DATAGRAM 2048
 /* Datagrams taken from one socket per readiness before the loop serves the others. */
 #define MAX_PER_EVENT 64
+/* Ready sockets one epoll_wait of a sweep reports (a sweep repeats while it is filled). */
+#define SWEEP_EVENTS 64
+/* Room for one SCM_TIMESTAMPNS control message. */
+#define CONTROL_BYTES 64
 
 typedef struct Sock Sock;
 
@@ -53,7 +67,12 @@ typedef struct {
   double origin_ms;   /* the event-loop thread's hr origin (protocol.ts hrOriginMs) */
   napi_ref on_inbound;
   int need_notify;    /* the JavaScript side is told of the next write (armNotify sets it) */
+  int epfd;           /* every open socket, for sweep() (not watched by libuv) */
+  int paced;          /* the polls are stopped: sweep() reads (setPaced) */
+  double polled_reads; /* sockets read because their poll woke the thread (readCounts) */
+  double swept_reads;  /* sockets read by a sweep */
   uint8_t scratch[BATCH][MAX_DATAGRAM];
+  uint8_t control[BATCH][CONTROL_BYTES];
 } State;
 
 struct Sock {
@@ -176,8 +195,23 @@ static void notify(State *s, uint32_t id, uint32_t dropped, int error) {
   napi_close_handle_scope(env, scope);
 }
 
-static void on_readable(uv_poll_t *handle, int status, int events) {
-  Sock *k = (Sock *)handle->data;
+/* Milliseconds in the event-loop thread's time base (protocol.ts hrOriginMs) of a CLOCK_REALTIME
+ * kernel stamp, given the two clocks' offset now. */
+static double stamp_ms(const struct msghdr *h, double real_minus_mono_ms, double fallback) {
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec ts;
+      memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      double t = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6 - real_minus_mono_ms;
+      /* A stamp from the future (clock stepped meanwhile) is no stamp. */
+      return t <= fallback ? t : fallback;
+    }
+  }
+  return fallback;
+}
+
+/* Everything the socket holds, into the ring (at most MAX_PER_EVENT datagrams). */
+static void read_socket(Sock *k) {
   State *s = k->st;
   struct mmsghdr msgs[BATCH];
   struct iovec iov[BATCH];
@@ -193,6 +227,8 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
       msgs[i].msg_hdr.msg_namelen = sizeof from[i];
       msgs[i].msg_hdr.msg_iov = &iov[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_control = s->control[i];
+      msgs[i].msg_hdr.msg_controllen = CONTROL_BYTES;
     }
     int n = recvmmsg(k->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
     if (n < 0) {
@@ -206,7 +242,11 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
       break;
     }
     if (n == 0) break;
-    double now = (double)uv_hrtime() / 1e6 - s->origin_ms;
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    double hr = (double)uv_hrtime() / 1e6;
+    double offset = (double)real.tv_sec * 1e3 + (double)real.tv_nsec / 1e6 - hr;
+    double now = hr - s->origin_ms;
     for (int j = 0; j < n; j++) {
       char addr[INET6_ADDRSTRLEN];
       uint16_t port = 0;
@@ -225,7 +265,8 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
         dropped++;
         continue;
       }
-      if (ring_write(s, k->id, now, port, addr, (uint8_t)strlen(addr), s->scratch[j], msgs[j].msg_len)) written++;
+      double at = stamp_ms(&msgs[j].msg_hdr, offset + s->origin_ms, now);
+      if (ring_write(s, k->id, at, port, addr, (uint8_t)strlen(addr), s->scratch[j], msgs[j].msg_len)) written++;
       else dropped++;
     }
     taken += n;
@@ -235,6 +276,14 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
     if (written > 0) s->need_notify = 0;
     notify(s, k->id, dropped, error);
   }
+}
+
+static void on_readable(uv_poll_t *handle, int status, int events) {
+  (void)status;
+  (void)events;
+  Sock *k = (Sock *)handle->data;
+  k->st->polled_reads++;
+  read_socket(k);
 }
 
 /* ---- the API ---- */
@@ -261,6 +310,11 @@ static napi_value Init(napi_env env, napi_callback_info info) {
   napi_get_value_double(env, argv[1], &s->origin_ms);
   napi_create_reference(env, argv[2], 1, &s->on_inbound);
   s->need_notify = 1;
+  s->epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (s->epfd < 0) {
+    free(s);
+    return throw_msg(env, "epoll_create1 failed");
+  }
   napi_set_instance_data(env, s, NULL, NULL);
   napi_add_async_cleanup_hook(env, on_env_cleanup, s, NULL);
   return NULL;
@@ -322,7 +376,10 @@ static napi_value StartReceiving(napi_env env, napi_callback_info info) {
   k->next = s->open_socks;
   if (k->next) k->next->prev = k;
   s->open_socks = k;
-  r = uv_poll_start(&k->poll, UV_READABLE, on_readable);
+  int on = 1;
+  struct epoll_event ev = {.events = EPOLLIN, .data = {.ptr = k}};
+  if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) r = -errno;
+  else r = s->paced ? 0 : uv_poll_start(&k->poll, UV_READABLE, on_readable);
   if (r != 0) {
     close_sock(k);
     return int_value(env, r);
@@ -353,6 +410,7 @@ static void close_sock(Sock *k) {
   if (k->next) k->next->prev = k->prev;
   k->next = k->prev = NULL;
   s->closing_count++;
+  epoll_ctl(s->epfd, EPOLL_CTL_DEL, k->fd, NULL);
   uv_poll_stop(&k->poll);
   uv_close((uv_handle_t *)&k->poll, on_closed);
 }
@@ -434,6 +492,58 @@ static napi_value ArmNotify(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/** setPaced(on): stop (true) or restart (false) the sockets' polls; sweep() reads while stopped. 0 or a libuv error. */
+static napi_value SetPaced(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  State *s = state_of(env);
+  bool on;
+  if (!s || argc < 1 || napi_get_value_bool(env, argv[0], &on) != napi_ok) return throw_msg(env, "setPaced(on) after init()");
+  int r = 0;
+  if (s->paced != (int)on) {
+    s->paced = on;
+    for (Sock *k = s->open_socks; k; k = k->next) {
+      int e = on ? uv_poll_stop(&k->poll) : uv_poll_start(&k->poll, UV_READABLE, on_readable);
+      if (e != 0 && r == 0) r = e;
+    }
+  }
+  return int_value(env, r);
+}
+
+/** sweep(): reads every socket with datagrams waiting into the ring; how many sockets had some. */
+static napi_value Sweep(napi_env env, napi_callback_info info) {
+  (void)info;
+  State *s = state_of(env);
+  if (!s) return throw_msg(env, "init() first");
+  struct epoll_event evs[SWEEP_EVENTS];
+  int total = 0;
+  for (;;) {
+    int n = epoll_wait(s->epfd, evs, SWEEP_EVENTS, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (int i = 0; i < n; i++) read_socket((Sock *)evs[i].data.ptr);
+    total += n;
+    s->swept_reads += n;
+    if (n < SWEEP_EVENTS) break;
+  }
+  return int_value(env, total);
+}
+
+/** readCounts(): [sockets read on their poll's wake-up, sockets read by sweeps], so far. */
+static napi_value ReadCounts(napi_env env, napi_callback_info info) {
+  (void)info;
+  State *s = state_of(env);
+  if (!s) return throw_msg(env, "init() first");
+  napi_value out, v;
+  napi_create_array_with_length(env, 2, &out);
+  napi_create_double(env, s->polled_reads, &v);
+  napi_set_element(env, out, 0, v);
+  napi_create_double(env, s->swept_reads, &v);
+  napi_set_element(env, out, 1, v);
+  return out;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
     {"init", NULL, Init, NULL, NULL, NULL, napi_default, NULL},
@@ -443,6 +553,9 @@ NAPI_MODULE_INIT() {
     {"connect", NULL, Connect, NULL, NULL, NULL, napi_default, NULL},
     {"send", NULL, Send, NULL, NULL, NULL, napi_default, NULL},
     {"armNotify", NULL, ArmNotify, NULL, NULL, NULL, napi_default, NULL},
+    {"setPaced", NULL, SetPaced, NULL, NULL, NULL, napi_default, NULL},
+    {"sweep", NULL, Sweep, NULL, NULL, NULL, napi_default, NULL},
+    {"readCounts", NULL, ReadCounts, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

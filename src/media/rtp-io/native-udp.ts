@@ -23,6 +23,15 @@ export interface NativeUdp {
   send(fd: number, bytes: Uint8Array, port?: number, host?: string): number;
   /** The next datagram written calls onInbound again. */
   armNotify(): void;
+  /**
+   * true: the sockets are no longer read as datagrams come, only by sweep(); false (the
+   * default): read at once again. 0 or a libuv error.
+   */
+  setPaced(on: boolean): number;
+  /** Reads every socket with datagrams waiting into the ring; how many sockets had some. */
+  sweep(): number;
+  /** Sockets read so far on their poll's wake-up, and by sweeps. */
+  readCounts(): [polled: number, swept: number];
 }
 
 /** A socket of the module: its descriptor, receive handle and family. */

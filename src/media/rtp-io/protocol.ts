@@ -74,6 +74,10 @@ export interface WorkerWakeUps {
   timer: number;
   /** A producer posted a `wake` (a packet due before the timer, or the first after sleeping). */
   message: number;
+  /** Native sockets read because datagrams came (a wake-up each, unless others came with them). */
+  polledReads: number;
+  /** Native sockets read by the sweep of a wake-up the thread had anyway. */
+  sweptReads: number;
 }
 
 export interface WorkerInit {

@@ -17,7 +17,11 @@
  * WORKER_SLEEPING; the next producer then posts a `wake`.
  *
  * Inbound: each datagram goes into the inbound ring with its socket, source and arrival time
- * (the event-loop thread's time base). The event-loop thread drains the ring in its media-clock
+ * (the event-loop thread's time base). Native sockets are read as datagrams come while the grid
+ * is quiet; while it has packets, only by a sweep at each wake-up (the module's setPaced), and
+ * the worker also wakes just before each media pass that plays out calls of a phase with
+ * packets: datagrams cost no wake-up of their own, however the far end spreads them in time (at
+ * 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop thread drains the ring in its media-clock
  * passes; only datagrams it has left there for INBOUND_WAKE_AFTER_MS (no media running, or a
  * stalled thread) earn it a wake-up message. A full ring refuses the datagram: the socket's count
  * of refusals goes in as a DROPPED record as soon as there is room again.
@@ -103,7 +107,11 @@ let lastDue = -Infinity;
 let lastSlot = 0;
 /** Per phase of the grid, the last slot that had packets due. */
 const phaseSlots = new Array<number>(GRID_PHASES).fill(-Infinity);
-const wakeUps: WorkerWakeUps = { timer: 0, message: 0 };
+const wakeUps = { timer: 0, message: 0 };
+/** The native sockets are read by sweeps only (see the header). */
+let paced = false;
+/** Inside tick(): what it would do again (a sweep's inbound report) waits for its plan(). */
+let ticking = false;
 /** Datagrams written that the event-loop thread may not have drained yet. */
 let inboundWaiting = false;
 /** Since when they wait without a drain seen (reset by each drain, and by each wake-up sent). */
@@ -154,7 +162,18 @@ function transmit(o: Outgoing): void {
 
 /** Takes what was handed over, sends what is due, and arms the timer for what is next. */
 function tick(): void {
+  if (ticking) return;
+  ticking = true;
+  try {
+    tickOnce();
+  } finally {
+    ticking = false;
+  }
+}
+
+function tickOnce(): void {
   do {
+    native?.sweep();
     pull();
     const until = now() + SEND_EARLY_MS;
     for (let due = queue.nextDue; due <= until; due = queue.nextDue) {
@@ -180,10 +199,12 @@ function onTimer(): void {
  */
 function plan(): boolean {
   const t = now();
-  let at = queue.nextDue - AIM_EARLY_MS;
+  const phase = nextPhase(t);
+  // First: leaving pacing reads what waits, which may leave inbound datagrams waiting.
+  pace(phase !== Infinity);
+  let at = Math.min(queue.nextDue - AIM_EARLY_MS, phase);
   if (droppedWaiting.size > 0) at = Math.min(at, t + TICK_MS);
   if (inboundWaiting) at = Math.min(at, waitingSince + INBOUND_WAKE_AFTER_MS);
-  at = Math.min(at, nextPhase(t));
   if (at === Infinity) return sleep();
   arm(at, t);
   Atomics.store(control, CONTROL.NEXT_WAKE, wakeMark(at));
@@ -198,17 +219,34 @@ function sentAt(due: number): void {
 }
 
 /**
- * When the next phase that had packets a grid period ago is due, i.e. when the packets the
- * media clock hands over meanwhile are likely due (Infinity: no phase had any, or all are past).
+ * The next slot of the grid worth a wake-up: one whose phase had packets a grid period ago (the
+ * media clock hands over packets due then meanwhile), or, with native sockets to sweep, the one
+ * before it (the media pass that plays out those calls' inbound audio runs then: a sweep just
+ * before it). Infinity: no phase had any, or all are past.
  */
 function nextPhase(t: number): number {
+  const sweeps = native !== undefined;
   for (let j = 1; j <= GRID_PHASES; j++) {
     const slot = lastSlot + j;
-    if (phaseSlots[mod(slot, GRID_PHASES)] !== slot - GRID_PHASES) continue;
+    if (!hadPackets(slot) && !(sweeps && hadPackets(slot + 1))) continue;
     const at = lastDue + j * GRID_PHASE_MS - AIM_EARLY_MS;
     if (at > t) return at;
   }
   return Infinity;
+}
+
+/** The slot a grid period before `slot` had packets due. */
+function hadPackets(slot: number): boolean {
+  return phaseSlots[mod(slot, GRID_PHASES)] === slot - GRID_PHASES;
+}
+
+/** Native sockets read by sweeps while the grid has packets (the worker wakes anyway), at once otherwise. */
+function pace(on: boolean): void {
+  if (!native || on === paced) return;
+  paced = on;
+  native.setPaced(on);
+  // What came while the polls were stopped is read now, not at the next datagram.
+  if (!on) native.sweep();
 }
 
 function mod(n: number, m: number): number {
@@ -433,6 +471,11 @@ function close(req: number, s: Sock | undefined): void {
   }
 }
 
+function readWakeUps(): WorkerWakeUps {
+  const [polledReads, sweptReads] = native?.readCounts() ?? [0, 0];
+  return { ...wakeUps, polledReads, sweptReads };
+}
+
 function codeOf(error: unknown): { code?: string } {
   const code = (error as NodeJS.ErrnoException).code;
   return code ? { code } : {};
@@ -475,7 +518,7 @@ port.on('message', (m: ToWorker) => {
       tick();
       break;
     case 'wake-ups':
-      post({ type: 'reply', req: m.req, wakeUps: { ...wakeUps } });
+      post({ type: 'reply', req: m.req, wakeUps: readWakeUps() });
       break;
     case 'probe':
       if (m.action === 'start') probe = new SendIntervalProbe(m.filter);

@@ -20,7 +20,8 @@
  * so does every poll callback: the ring's producer is that one thread, JavaScript or C.
  *
  * Lifetime: a thread that ends (terminated, or crashed) may leave sockets open; an async cleanup
- * hook closes their poll handles and descriptors before Node closes the thread's loop.
+ * hook closes their poll handles and descriptors before Node closes the thread's loop, and the
+ * thread's state (its epoll set) is freed with its environment.
  */
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -286,6 +287,15 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
   read_socket(k);
 }
 
+/* The thread's environment is torn down (after on_env_cleanup has closed every socket). */
+static void free_state(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  State *s = (State *)data;
+  close(s->epfd);
+  free(s);
+}
+
 /* ---- the API ---- */
 
 /** init(inboundRing: Uint8Array over the whole SharedArrayBuffer, originMs, onInbound(id, dropped, errno)) */
@@ -315,7 +325,7 @@ static napi_value Init(napi_env env, napi_callback_info info) {
     free(s);
     return throw_msg(env, "epoll_create1 failed");
   }
-  napi_set_instance_data(env, s, NULL, NULL);
+  napi_set_instance_data(env, s, free_state, NULL);
   napi_add_async_cleanup_hook(env, on_env_cleanup, s, NULL);
   return NULL;
 }

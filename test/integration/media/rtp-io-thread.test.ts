@@ -14,10 +14,12 @@
  *   spreads its datagrams in time costs no wake-up each, and each keeps its kernel arrival stamp;
  * - a lost thread ends its sessions' media with `failed`, and the next bind starts a new one;
  * - its sockets are the native module's (native/rtp-udp) unless SWITCHBOARD_RTP_NATIVE=0; a
- *   port in use is refused, and a host name taken as a destination, as dgram does.
+ *   port in use is refused, and a host name taken as a destination, as dgram does;
+ * - a thread that ends leaves no descriptor of its own open.
  */
 import dgram, { type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { PortPool } from '../../../src/media/port-pool.ts';
@@ -383,5 +385,19 @@ describe('RTP I/O thread', () => {
     await a.close();
     expect(closed).toEqual(['socket']);
     expect(shared.openSockets).toBe(0);
+  });
+
+  it('a thread that ends leaves no descriptor open, its sockets closed or not', async () => {
+    const open = (): number => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 4; i++) {
+      const thread = new RtpIoThread({ native: RTP_NATIVE });
+      const socket = await thread.bind(HOST, BASE + 590);
+      expect(socket).toBeDefined();
+      socket!.on('error', () => undefined);
+      await thread.close();
+    }
+    await sleep(50);
+    expect(open()).toBeLessThanOrEqual(before);
   });
 });

@@ -7,7 +7,7 @@
  *
  * Outbound: the event-loop thread writes packets with their due time into the outbound ring.
  * The thread wakes on a timer armed for its next piece of work: the earliest packet due, or, with
- * none queued, the media clock's next phase that had packets (GRID_PHASE_MS), when the packets
+ * none queued, the media clock's next phase that had packets (./send-grid.ts), when the packets
  * handed over meanwhile are due. Each wake-up moves what the ring holds into the due queue
  * (./due-queue.ts; a copy each, so the ring is free again at once), sends what is due, and arms
  * the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a producer handing
@@ -42,8 +42,6 @@ import { DueQueue } from './due-queue.ts';
 import {
   CONTROL,
   hrOriginMs,
-  GRID_PHASE_MS,
-  GRID_PHASES,
   INBOUND_WAKE_AFTER_MS,
   SEND_EARLY_MS,
   TICK_MS,
@@ -56,6 +54,7 @@ import {
 import { AddressCache, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { loadNativeUdp, nativeError, NativeSocket } from './native-udp.ts';
 import { SpscRing } from './ring.ts';
+import { SendGrid } from './send-grid.ts';
 import { SendIntervalProbe, type ProbeLane } from './send-probe.ts';
 
 interface Sock extends ProbeLane {
@@ -102,11 +101,8 @@ let probe: SendIntervalProbe | undefined;
 /** The armed timer (undefined: none, asleep or about to plan) and when it fires. */
 let timer: NodeJS.Timeout | undefined;
 let timerAt = Infinity;
-/** The due time of the last packet sent, and its slot on the media clock's grid (GRID_PHASE_MS). */
-let lastDue = -Infinity;
-let lastSlot = 0;
-/** Per phase of the grid, the last slot that had packets due. */
-const phaseSlots = new Array<number>(GRID_PHASES).fill(-Infinity);
+/** The media clock's grid as seen in the packets sent: when to wake with nothing queued. */
+const grid = new SendGrid();
 const wakeUps = { timer: 0, message: 0 };
 /** The native sockets are read by sweeps only (see the header). */
 let paced = false;
@@ -177,7 +173,7 @@ function tickOnce(): void {
     pull();
     const until = now() + SEND_EARLY_MS;
     for (let due = queue.nextDue; due <= until; due = queue.nextDue) {
-      if (due !== lastDue) sentAt(due);
+      grid.sent(due);
       transmit(queue.shift(until)!);
     }
     for (const s of droppedWaiting) reportDropped(s);
@@ -199,7 +195,7 @@ function onTimer(): void {
  */
 function plan(): boolean {
   const t = now();
-  const phase = nextPhase(t);
+  const phase = grid.next(t + AIM_EARLY_MS, native !== undefined) - AIM_EARLY_MS;
   // First: leaving pacing reads what waits, which may leave inbound datagrams waiting.
   pace(phase !== Infinity);
   let at = Math.min(queue.nextDue - AIM_EARLY_MS, phase);
@@ -211,35 +207,6 @@ function plan(): boolean {
   return !outRing.isEmpty;
 }
 
-/** Packets due at `due` are being sent: their grid slot had packets. */
-function sentAt(due: number): void {
-  lastDue = due;
-  lastSlot = Math.round(due / GRID_PHASE_MS);
-  phaseSlots[mod(lastSlot, GRID_PHASES)] = lastSlot;
-}
-
-/**
- * The next slot of the grid worth a wake-up: one whose phase had packets a grid period ago (the
- * media clock hands over packets due then meanwhile), or, with native sockets to sweep, the one
- * before it (the media pass that plays out those calls' inbound audio runs then: a sweep just
- * before it). Infinity: no phase had any, or all are past.
- */
-function nextPhase(t: number): number {
-  const sweeps = native !== undefined;
-  for (let j = 1; j <= GRID_PHASES; j++) {
-    const slot = lastSlot + j;
-    if (!hadPackets(slot) && !(sweeps && hadPackets(slot + 1))) continue;
-    const at = lastDue + j * GRID_PHASE_MS - AIM_EARLY_MS;
-    if (at > t) return at;
-  }
-  return Infinity;
-}
-
-/** The slot a grid period before `slot` had packets due. */
-function hadPackets(slot: number): boolean {
-  return phaseSlots[mod(slot, GRID_PHASES)] === slot - GRID_PHASES;
-}
-
 /** Native sockets read by sweeps while the grid has packets (the worker wakes anyway), at once otherwise. */
 function pace(on: boolean): void {
   if (!native || on === paced) return;
@@ -247,10 +214,6 @@ function pace(on: boolean): void {
   native.setPaced(on);
   // What came while the polls were stopped is read now, not at the next datagram.
   if (!on) native.sweep();
-}
-
-function mod(n: number, m: number): number {
-  return ((n % m) + m) % m;
 }
 
 /**

@@ -13,17 +13,17 @@
  * the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a producer handing
  * over a packet due before it (a talkspurt's first packet, due at once) posts a `wake`, handled
  * at once. So about one wake-up per phase with packets (at 100 calls 200 a second, where a 1 ms
- * tick cost 1,000; 50 for a lone call). With nothing to wait for it arms nothing and sets
- * WORKER_SLEEPING; the next producer then posts a `wake`.
+ * tick cost 1,000; for a lone call 50, or 100 with the sweeps below). With nothing to wait for it
+ * arms nothing and sets WORKER_SLEEPING; the next producer then posts a `wake`.
  *
  * Inbound: each datagram goes into the inbound ring with its socket, source and arrival time
  * (the event-loop thread's time base). Native sockets are read as datagrams come while the grid
  * is quiet; while it has packets, only by a sweep at each wake-up (the module's setPaced), and
  * the worker also wakes just before each media pass that plays out calls of a phase with
  * packets: datagrams cost no wake-up of their own, however the far end spreads them in time (at
- * 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop thread drains the ring in its media-clock
- * passes; only datagrams it has left there for INBOUND_WAKE_AFTER_MS (no media running, or a
- * stalled thread) earn it a wake-up message. A full ring refuses the datagram: the socket's count
+ * 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop thread drains
+ * the ring in its media-clock passes; only datagrams it has left there for INBOUND_WAKE_AFTER_MS
+ * (no media running, or a stalled thread) earn it a wake-up message. A full ring refuses the datagram: the socket's count
  * of refusals goes in as a DROPPED record as soon as there is room again.
  *
  * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the

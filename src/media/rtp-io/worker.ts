@@ -169,7 +169,8 @@ function tick(): void {
 
 function tickOnce(): void {
   do {
-    native?.sweep();
+    // Paced, the sweep is how the sockets are read; otherwise their polls read them as datagrams come.
+    if (paced) native!.sweep();
     pull();
     const until = now() + SEND_EARLY_MS;
     for (let due = queue.nextDue; due <= until; due = queue.nextDue) {

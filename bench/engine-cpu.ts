@@ -4,7 +4,7 @@
  * process (lib/voice-world.ts: engine child, provider stand-ins in their own process, loopback
  * SIP/RTP), so Silero batches across calls as it does in production.
  *
- *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 4]
+ *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 40]
  *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--heap-prof DIR] [--quiet-wait S]
  *       [--background FIXTURE] [--rtp-port-min PORT]
  *
@@ -15,7 +15,12 @@
  *   no-denoise   the same with enable_noise_cancellation false
  *   echo         the `echo` diagnostics number with the same callers: the media stack alone
  *                (SIP, RTP, jitter buffer, G.711, 8 ↔ 16 kHz), for the "pipeline share"
- * Per phase, over `--window` s once every call is up and `--settle` s have passed:
+ * Per phase, over `--window` s once every call is up and `--settle` s have passed. The settle covers
+ * V8's warm-up: code that runs once per turn (the openai client, undici, SSE parsing, SQL) is
+ * hot enough to be optimized only after many turns, and for the first minute or so V8's helper
+ * threads keep compiling it (measured: ~13 compilations a second 15–35 s after the first call,
+ * ~3 a second from 60 s on; about 0.02 % of a core per call). That is a start-up cost of the
+ * process, not of a call; `--settle 4` shows it.
  *   engine CPU    process.cpuUsage() delta in the engine (every thread) ÷ wall ÷ calls up
  *   per thread    /proc/<pid>/task/*: the event-loop thread ('main'), the VAD worker and others
  *   waiting       the event-loop thread's runnable-but-not-running time (schedstat): other work
@@ -43,6 +48,9 @@ interface Snapshot {
   sched: { runMs: number; waitMs: number } | undefined;
   standInsMs: number | undefined;
   eldP99: number;
+  gc: { scavenges: number; scavengeMs: number; majors: number; majorMs: number };
+  vadRuns: number;
+  vadWindows: number;
   sys: ReturnType<typeof systemCpu>;
 }
 
@@ -55,6 +63,9 @@ async function snapshot(w: VoiceWorld): Promise<Snapshot> {
     sched: threadSchedMs(w.engine.pid),
     standInsMs: w.standIns.procCpuMs(),
     eldP99: s.eld.p99,
+    gc: { scavenges: s.gc.scavenges, scavengeMs: s.gc.scavengeMs.count * (s.gc.scavengeMs.mean || 0), majors: s.gc.majors, majorMs: s.gc.majorMs.count * (s.gc.majorMs.mean || 0) },
+    vadRuns: s.vad?.runs ?? 0,
+    vadWindows: s.vad?.windows ?? 0,
     sys: systemCpu(),
   };
 }
@@ -110,6 +121,15 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
     main_thread_on_cpu_pct: a.sched && b.sched ? r3(((b.sched.runMs - a.sched.runMs) / wall) * 100) : undefined,
     main_thread_waiting_pct: a.sched && b.sched ? r3(((b.sched.waitMs - a.sched.waitMs) / wall) * 100) : undefined,
     engine_eld_p99_ms: r3(b.eldP99),
+    // The event-loop thread's own pauses; the V8 helper threads' share is in 'other threads'.
+    main_gc: {
+      scavenges_per_s: r3(((b.gc.scavenges - a.gc.scavenges) / wall) * 1000),
+      scavenge_pct_of_one_core: r3(((b.gc.scavengeMs - a.gc.scavengeMs) / wall) * 100),
+      majors: b.gc.majors - a.gc.majors,
+      major_pct_of_one_core: r3(((b.gc.majorMs - a.gc.majorMs) / wall) * 100),
+    },
+    vad_runs_per_s: r3(((b.vadRuns - a.vadRuns) / wall) * 1000),
+    vad_windows_per_run: b.vadRuns > a.vadRuns ? r3((b.vadWindows - a.vadWindows) / (b.vadRuns - a.vadRuns)) : undefined,
     stand_ins_pct_of_one_core: a.standInsMs !== undefined && b.standInsMs !== undefined ? r3(((b.standInsMs - a.standInsMs) / wall) * 100) : undefined,
     machine_busy_pct: r3(systemBusyPct(a.sys, b.sys)),
     loadavg_before: load0,
@@ -123,7 +143,7 @@ export async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   const calls = num(args, 'calls', 100, 1, 300);
   const windowS = num(args, 'window', 20, 3, 120);
-  const settleS = num(args, 'settle', 4, 0, 60);
+  const settleS = num(args, 'settle', 40, 0, 120);
   const rampCps = num(args, 'ramp-cps', 10, 1, 200);
   const phases = (args.get('phases') ?? 'pipeline,no-denoise,echo').split(',') as Phase[];
   for (const p of phases) if (!['pipeline', 'no-denoise', 'echo'].includes(p)) throw new Error(`unknown phase ${p}`);
@@ -175,7 +195,8 @@ export async function main(argv: string[]): Promise<void> {
       .join(', ');
     console.log(
       `${String(r.phase).padEnd(11)} ${r.per_call_pct_of_core} % of a core per call (engine ${r.engine_pct_of_one_core} % of a core, ${r.calls_up.join('→')} calls up, ${r.calls_failed} failed)` +
-        `  main thread on CPU ${r.main_thread_on_cpu_pct} %, waiting ${r.main_thread_waiting_pct} %, ELD p99 ${r.engine_eld_p99_ms} ms; load ${r.loadavg_before.join(' ')} → ${r.loadavg_after.join(' ')}\n            by thread: ${t}`,
+        `  main thread on CPU ${r.main_thread_on_cpu_pct} %, waiting ${r.main_thread_waiting_pct} %, ELD p99 ${r.engine_eld_p99_ms} ms; load ${r.loadavg_before.join(' ')} → ${r.loadavg_after.join(' ')}\n            by thread: ${t}` +
+        `\n            main-thread GC: ${r.main_gc.scavenges_per_s} scavenges/s, ${r.main_gc.scavenge_pct_of_one_core} % of a core; ${r.main_gc.majors} major; VAD ${r.vad_runs_per_s} runs/s, ${r.vad_windows_per_run ?? '-'} windows each`,
     );
   }
   if (out.pipeline_share_per_call_pct_of_core !== undefined) console.log(`pipeline share (pipeline − echo): ${out.pipeline_share_per_call_pct_of_core} % of a core per call (goal < 0.6)`);

@@ -124,6 +124,10 @@ let vadStreams = 0;
 
 const engine: Engine = await startEngine(config);
 eld.enable();
+// The engine's own model, shared by its calls (replaced below by the stand-in's with `vad`).
+// (a SileroVad, typed as the factory calls see).
+const engineVad = engine.calls.engineContext.vad as { stats?: { runs: number; windows: number } };
+if (engineVad.stats) vadStats = () => engineVad.stats!;
 turnProbe?.attach(engine.sip.env as CallEnv);
 
 const accounts: Array<{ id: number; key: string }> = [];

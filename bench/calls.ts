@@ -197,7 +197,7 @@ export async function main(argv: string[]): Promise<void> {
         memPerCallKiB: live > 0 ? ((mem.rssMiB - baseMem.rssMiB) * 1024) / live : NaN,
         heapPerCallKiB: live > 0 ? ((mem.heapUsedMiB - baseMem.heapUsedMiB) * 1024) / live : NaN,
         engineOutboundMaxLateMs: s1.media.outboundMaxLateMs,
-        ...(s0.vad && s1.vad ? { vadErrors: s1.vad.errors } : {}),
+        ...(vad && s0.vad && s1.vad ? { vadErrors: s1.vad.errors } : {}),
       };
       results.push(r);
       printLevel(r, vad);
@@ -310,7 +310,7 @@ async function measure(engine: EngineProc, gen: LoadGen, live: number, seconds: 
     engineInboundQueueDropped: m1.inboundQueueDropped - m0.inboundQueueDropped,
     loadgenEldP99Ms: Math.max(0, gen.eld.percentile(99) / 1e6 - 5),
     loadgenLateTicks: gen.lateTicks,
-    ...(s0.vad && s1.vad ? { vadWindowsPerRun: (s1.vad.windows - s0.vad.windows) / Math.max(1, s1.vad.runs - s0.vad.runs) } : {}),
+    ...(s0.vad && s1.vad && s1.vad.runs > s0.vad.runs ? { vadWindowsPerRun: (s1.vad.windows - s0.vad.windows) / Math.max(1, s1.vad.runs - s0.vad.runs) } : {}),
   };
 }
 

@@ -27,7 +27,8 @@
  *                 on the machine (including the bench's own stand-ins and phones) delaying it
  * pipeline share = pipeline − echo, per call: what the voice session adds on top of a call.
  *
- * Comparing two builds: this VM's speed drifts by ±10 % over minutes, more than most changes.
+ * Comparing two builds: this VM's speed drifts over minutes (up to 1.6× the CPU for the same
+ * work: bench/RESULTS.md, session 12), more than most changes.
  * Run both at once instead, from two worktrees, each with half the calls and its own
  * `--rtp-port-min` (e.g. `--calls 50 --rtp-port-min 54000` and `--calls 50 --rtp-port-min 58000`):
  * the drift then hits both alike, and the pairs compare where single runs do not (bench/README.md).

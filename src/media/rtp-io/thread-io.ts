@@ -18,12 +18,16 @@
  *
  * Failure: a thread that dies (or is closed) closes every socket it held under its owner
  * (./socket-proxy.ts: 'error', then 'close'; an RtpSession then reports its media failed and the
- * call ends), is logged, and is replaced by the next bind. Lifetime: the worker is unref'd
- * except while a request waits for it, so it never holds a process open; `close()` ends it.
+ * call ends), is logged, and is replaced by the next bind. A thread that does not start, or keeps
+ * being lost, sends new sockets to the event-loop thread (dgram) instead (./loss-policy.ts).
+ * Lifetime: the worker is unref'd except while a request waits for it, so it never holds a process
+ * open; `close()` ends it.
  */
 import type { Logger } from 'pino';
 import { Worker } from 'node:worker_threads';
 import { beforeEachMediaPass } from '../media-clock.ts';
+import { inThreadRtpIo } from './dgram-io.ts';
+import { ThreadLossPolicy } from './loss-policy.ts';
 import { CONTROL, hrOriginMs, markBefore, RING_BYTES, wakeMark, type FromWorker, type ToWorker, type WorkerInit, type WorkerWakeUps } from './protocol.ts';
 import { DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { SpscRing } from './ring.ts';
@@ -60,6 +64,7 @@ class Link implements SocketLink {
     private readonly onLost: (error: Error) => void,
     private readonly counters: RtpIoCounters,
     useNative: boolean,
+    workerUrl: URL,
   ) {
     const init: WorkerInit = {
       outbound: SpscRing.create(RING_BYTES),
@@ -75,7 +80,7 @@ class Link implements SocketLink {
     this.unhookPasses = beforeEachMediaPass(() => this.drain());
     // No flags from the parent: the entry registers tsx itself, and a Worker refuses some
     // per-process flags given explicitly (see denoise-worker.ts).
-    this.worker = new Worker(WORKER_URL, { execArgv: [], workerData: init });
+    this.worker = new Worker(workerUrl, { execArgv: [], workerData: init });
     this.worker.unref();
     let started!: () => void;
     let failed!: (error: Error) => void;
@@ -213,12 +218,18 @@ class Link implements SocketLink {
 export interface RtpIoCounters {
   /** Wake-up messages for inbound datagrams the media clock's passes had not drained. */
   inboundWakeUps: number;
+  /** Sockets opened on the event-loop thread because the thread was failing (see bind). */
+  inThreadBinds: number;
 }
 
 export interface RtpIoThreadOptions {
   logger?: Logger;
   /** Sockets through the native module when it is built (default true; SWITCHBOARD_RTP_NATIVE). */
   native?: boolean;
+  /** The thread's entry (default ./worker-entry.mjs); tests give one that cannot start. */
+  workerUrl?: URL;
+  /** Clock of the lost-thread policy (./loss-policy.ts), ms; default performance.now(). */
+  now?: () => number;
 }
 
 export class RtpIoThread implements RtpIo {
@@ -232,13 +243,19 @@ export class RtpIoThread implements RtpIo {
   /** Threads started (the first, and each replacement), for diagnostics and tests. */
   starts = 0;
   /** Across every thread started, for diagnostics and tests. */
-  readonly counters: RtpIoCounters = { inboundWakeUps: 0 };
+  readonly counters: RtpIoCounters = { inboundWakeUps: 0, inThreadBinds: 0 };
 
   private useNative: boolean;
+  private readonly workerUrl: URL;
+  private readonly now: () => number;
+  /** Where new sockets go while threads keep being lost (./loss-policy.ts). */
+  private readonly losses = new ThreadLossPolicy();
 
   constructor(options: RtpIoThreadOptions = {}) {
     this.logger = options.logger;
     this.useNative = options.native ?? true;
+    this.workerUrl = options.workerUrl ?? WORKER_URL;
+    this.now = options.now ?? (() => performance.now());
   }
 
   /**
@@ -264,15 +281,31 @@ export class RtpIoThread implements RtpIo {
     return this.link?.sockets.size ?? 0;
   }
 
+  /**
+   * A socket in the thread; on the event-loop thread (dgram) instead while threads keep being
+   * lost (./loss-policy.ts), or when the thread started for it did not start: a broken thread
+   * costs a call the thread's steadier timing, never its media.
+   */
   async bind(host: string, port: number): Promise<RtpSocket | undefined> {
+    if (this.losses.fallingBack(this.now())) return this.bindInThread(host, port);
     const link = this.current();
-    await link.ready;
+    try {
+      await link.ready;
+    } catch {
+      // Counted (and logged) as a lost thread already.
+      return this.bindInThread(host, port);
+    }
     const id = this.nextId++;
     const reply = await link.request({ op: 'bind', id, host, port });
     if (reply.error || !reply.bound) return undefined;
     const socket = new ThreadRtpSocket(link, id, reply.bound);
     link.sockets.set(id, socket);
     return socket;
+  }
+
+  private bindInThread(host: string, port: number): Promise<RtpSocket | undefined> {
+    this.counters.inThreadBinds++;
+    return inThreadRtpIo.bind(host, port);
   }
 
   /**
@@ -334,10 +367,18 @@ export class RtpIoThread implements RtpIo {
   private current(): Link {
     if (this.link && !this.link.lost) return this.link;
     this.starts++;
-    const link = new Link((error) => {
-      if (this.link === link) this.link = undefined;
-      if (!this.closing) this.logger?.error({ err: error.message }, 'RTP I/O thread lost: its calls lose their media; the next call starts a new thread');
-    }, this.counters, this.useNative);
+    const link = new Link(
+      (error) => {
+        if (this.link === link) this.link = undefined;
+        if (this.closing) return;
+        const fallbackMs = this.losses.lost(this.now());
+        if (fallbackMs === 0) this.logger?.error({ err: error.message }, 'RTP I/O thread lost: its calls lose their media; the next call starts a new thread');
+        else this.logger?.error({ err: error.message, fallbackMs }, 'RTP I/O thread lost again: new calls send and receive RTP on the event-loop thread for a while');
+      },
+      this.counters,
+      this.useNative,
+      this.workerUrl,
+    );
     this.link = link;
     const filter = this.probeFilter;
     if (filter) void link.ready.then(() => link.request({ op: 'probe', action: 'start', filter })).catch(() => undefined);

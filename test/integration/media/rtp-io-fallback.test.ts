@@ -42,11 +42,17 @@ async function carries(socket: RtpSocket): Promise<void> {
   await new Promise<void>((resolve) => peer.close(resolve));
 }
 
+/** An I/O thread on `entry` (test/support), its lost-thread policy on a clock the test moves. */
+function threadOn(entry: string): { io: RtpIoThread; lines: Array<{ msg: string; fallbackMs?: number }>; advance(ms: number): void } {
+  let now = 0;
+  const { logger, lines } = capturingLogger();
+  const io = new RtpIoThread({ workerUrl: new URL(`../../support/${entry}`, import.meta.url), now: () => now, logger });
+  return { io, lines, advance: (ms) => (now += ms) };
+}
+
 describe('RTP I/O thread: threads that keep failing', () => {
   it('a thread that cannot start: the call still gets a working socket; from the third, no thread is started for 10 s', async () => {
-    let now = 0;
-    const { logger, lines } = capturingLogger();
-    const io = new RtpIoThread({ workerUrl: new URL('../../support/rtp-worker-unstartable.mjs', import.meta.url), now: () => now, logger });
+    const { io, lines, advance } = threadOn('rtp-worker-unstartable.mjs');
     for (let i = 1; i <= 3; i++) {
       const socket = await io.bind(HOST, 0);
       expect(socket).toBeDefined();
@@ -62,7 +68,7 @@ describe('RTP I/O thread: threads that keep failing', () => {
     ]);
     expect(lines[2]!.fallbackMs).toBe(FIRST_FALLBACK_MS);
 
-    now += FIRST_FALLBACK_MS - 1;
+    advance(FIRST_FALLBACK_MS - 1);
     const meanwhile = await io.bind(HOST, 0);
     await carries(meanwhile!);
     meanwhile!.close();
@@ -70,7 +76,7 @@ describe('RTP I/O thread: threads that keep failing', () => {
     expect(io.counters.inThreadBinds).toBe(4);
 
     // Tried again once the 10 s are over; lost again at once, so twice as long now.
-    now += 1;
+    advance(1);
     const after = await io.bind(HOST, 0);
     await carries(after!);
     after!.close();
@@ -80,9 +86,7 @@ describe('RTP I/O thread: threads that keep failing', () => {
   });
 
   it('a thread that dies after starting: its sockets close; after the third such loss in a minute new sockets are in-thread', async () => {
-    let now = 0;
-    const { logger, lines } = capturingLogger();
-    const io = new RtpIoThread({ workerUrl: new URL('../../support/rtp-worker-crashing.mjs', import.meta.url), now: () => now, logger });
+    const { io, lines, advance } = threadOn('rtp-worker-crashing.mjs');
     for (let i = 1; i <= 3; i++) {
       const socket = await io.bind(HOST, 0);
       expect(io.starts).toBe(i);
@@ -93,7 +97,7 @@ describe('RTP I/O thread: threads that keep failing', () => {
       socket!.on('error', (e) => errors.push(e));
       await new Promise<void>((resolve) => socket!.on('close', () => resolve()));
       expect(errors.map((e) => e.message)).toEqual(['RTP I/O thread exited with code 1']);
-      now += 1_000;
+      advance(1_000);
     }
     expect(lines).toHaveLength(3);
     expect(lines[2]!.fallbackMs).toBe(FIRST_FALLBACK_MS);

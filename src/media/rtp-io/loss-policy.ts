@@ -24,8 +24,9 @@ export class ThreadLossPolicy {
 
   /** A thread was lost at `now` (crashed, or never started). Returns how long new sockets now stay in-thread (0: they do not). */
   lost(now: number): number {
-    if (now - this.lastFallbackAt >= RESET_AFTER_MS) this.nextFallbackMs = FIRST_FALLBACK_MS;
+    // Soon after a fallback, one loss is enough for the next (twice as long); long after, start over.
     const again = now - this.lastFallbackAt < RESET_AFTER_MS;
+    if (!again) this.nextFallbackMs = FIRST_FALLBACK_MS;
     this.losses = this.losses.filter((t) => now - t < LOSS_WINDOW_MS);
     this.losses.push(now);
     if (!again && this.losses.length < LOSSES_BEFORE_FALLBACK) return 0;

@@ -292,7 +292,7 @@ export class RtpIoThread implements RtpIo {
     try {
       await link.ready;
     } catch {
-      // Counted (and logged) as a lost thread already.
+      // It did not start (already counted and logged as a lost thread), or is being closed.
       return this.bindInThread(host, port);
     }
     const id = this.nextId++;

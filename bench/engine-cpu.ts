@@ -52,11 +52,13 @@ interface Snapshot {
   gc: { scavenges: number; scavengeMs: number; majors: number; majorMs: number };
   vadRuns: number;
   vadWindows: number;
+  /** Audio messages the Deepgram stand-in has had (all calls). */
+  sttMessages: number;
   sys: ReturnType<typeof systemCpu>;
 }
 
 async function snapshot(w: VoiceWorld): Promise<Snapshot> {
-  const s = await w.engine.stats();
+  const [s, standIns] = await Promise.all([w.engine.stats(), w.standIns.stats()]);
   return {
     cpuUs: s.cpuUs.user + s.cpuUs.system,
     hrMs: s.hrMs,
@@ -67,6 +69,7 @@ async function snapshot(w: VoiceWorld): Promise<Snapshot> {
     gc: { scavenges: s.gc.scavenges, scavengeMs: s.gc.scavengeMs.count * (s.gc.scavengeMs.mean || 0), majors: s.gc.majors, majorMs: s.gc.majorMs.count * (s.gc.majorMs.mean || 0) },
     vadRuns: s.vad?.runs ?? 0,
     vadWindows: s.vad?.windows ?? 0,
+    sttMessages: standIns.sttAudioMessages,
     sys: systemCpu(),
   };
 }
@@ -131,6 +134,7 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
     },
     vad_runs_per_s: r3(((b.vadRuns - a.vadRuns) / wall) * 1000),
     vad_windows_per_run: b.vadRuns > a.vadRuns ? r3((b.vadWindows - a.vadWindows) / (b.vadRuns - a.vadRuns)) : undefined,
+    stt_messages_per_call_per_s: r3(((b.sttMessages - a.sttMessages) / wall / mean) * 1000),
     stand_ins_pct_of_one_core: a.standInsMs !== undefined && b.standInsMs !== undefined ? r3(((b.standInsMs - a.standInsMs) / wall) * 100) : undefined,
     machine_busy_pct: r3(systemBusyPct(a.sys, b.sys)),
     loadavg_before: load0,
@@ -197,7 +201,7 @@ export async function main(argv: string[]): Promise<void> {
     console.log(
       `${String(r.phase).padEnd(11)} ${r.per_call_pct_of_core} % of a core per call (engine ${r.engine_pct_of_one_core} % of a core, ${r.calls_up.join('→')} calls up, ${r.calls_failed} failed)` +
         `  main thread on CPU ${r.main_thread_on_cpu_pct} %, waiting ${r.main_thread_waiting_pct} %, ELD p99 ${r.engine_eld_p99_ms} ms; load ${r.loadavg_before.join(' ')} → ${r.loadavg_after.join(' ')}\n            by thread: ${t}` +
-        `\n            main-thread GC: ${r.main_gc.scavenges_per_s} scavenges/s, ${r.main_gc.scavenge_pct_of_one_core} % of a core; ${r.main_gc.majors} major; VAD ${r.vad_runs_per_s} runs/s, ${r.vad_windows_per_run ?? '-'} windows each`,
+        `\n            main-thread GC: ${r.main_gc.scavenges_per_s} scavenges/s, ${r.main_gc.scavenge_pct_of_one_core} % of a core; ${r.main_gc.majors} major; VAD ${r.vad_runs_per_s} runs/s, ${r.vad_windows_per_run ?? '-'} windows each; STT ${r.stt_messages_per_call_per_s} messages/s per call`,
     );
   }
   if (out.pipeline_share_per_call_pct_of_core !== undefined) console.log(`pipeline share (pipeline − echo): ${out.pipeline_share_per_call_pct_of_core} % of a core per call (goal < 0.6)`);

@@ -191,7 +191,7 @@ process.on('message', (raw) => {
       break;
     case 'stats': {
       const delay = (ns: number) => Math.max(0, ns / 1e6 - 5);
-      result = { cpuUs: process.cpuUsage(), eldP99Ms: delay(eld.percentile(99)), eldMaxMs: delay(eld.max), deepgramConnections: deepgram.connections.length };
+      result = { cpuUs: process.cpuUsage(), eldP99Ms: delay(eld.percentile(99)), eldMaxMs: delay(eld.max), deepgramConnections: deepgram.connections.length, sttAudioMessages: deepgram.connections.reduce((n, c) => n + c.audioMessages, 0) };
       eld.reset();
       break;
     }

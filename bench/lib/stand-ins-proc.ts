@@ -20,7 +20,7 @@ export interface StandIns {
   /** Every request report since the last call (drains). */
   records(): Promise<StandInRecord[]>;
   setReply(reply: string): Promise<void>;
-  stats(): Promise<{ cpuUs: { user: number; system: number }; eldP99Ms: number; eldMaxMs: number; deepgramConnections: number }>;
+  stats(): Promise<{ cpuUs: { user: number; system: number }; eldP99Ms: number; eldMaxMs: number; deepgramConnections: number; sttAudioMessages: number }>;
   procCpuMs(): number | undefined;
   close(): Promise<void>;
 }

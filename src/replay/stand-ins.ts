@@ -137,6 +137,15 @@ class EnergySttStream implements SttStream {
     this.audioMs += frameMs;
   }
 
+  /** Left-out audio is a quiet line: it ends a segment as written silence would. */
+  skip(ms: number): void {
+    if (this.inSegment) {
+      this.silentMs += ms;
+      if (this.silentMs >= SEGMENT_END_MS) this.emitFinal();
+    }
+    this.audioMs += ms;
+  }
+
   finalize(): void {
     if (this.inSegment) this.emitFinal();
   }

@@ -41,6 +41,8 @@ export interface DeepgramConnectionRecord {
   headers: IncomingMessage['headers'];
   query: Record<string, string>;
   audioBytes: number;
+  /** Binary (audio) messages. */
+  audioMessages: number;
   audioMs: number;
   /** Text (JSON) messages from the client: KeepAlive, Finalize, CloseStream. */
   controls: { type: string; at: number }[];
@@ -142,7 +144,7 @@ export class DeepgramStandIn {
     if (endpointingMs !== false && !(endpointingMs >= 0)) return refuse(400, 'Bad Request', 'endpointing must be false or ms');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const rec: DeepgramConnectionRecord = {
-        id: this.connections.length + 1, headers: req.headers, query, audioBytes: 0, audioMs: 0, controls: [], sent: [],
+        id: this.connections.length + 1, headers: req.headers, query, audioBytes: 0, audioMessages: 0, audioMs: 0, controls: [], sent: [],
       };
       this.connections.push(rec);
       const c: ConnState = {
@@ -189,6 +191,7 @@ export class DeepgramStandIn {
     const startMs = c.cursorMs;
     c.cursorMs += (samples.length * 1000) / c.sampleRate;
     c.rec.audioBytes += data.length;
+    c.rec.audioMessages++;
     c.rec.audioMs = c.cursorMs;
     const trigger = this.options.trigger ?? 'energy';
     if (trigger !== 'energy') {

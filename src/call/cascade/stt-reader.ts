@@ -23,11 +23,27 @@ export interface SttReaderHooks {
 /**
  * While the caller is quiet (the silence gate closed, ../../audio/silence-gate.ts), audio goes in
  * chunks of this many frames (200 ms, inside Deepgram's recommended 20–250 ms): there are no words
- * to hurry, and a quiet line is most of a call. The first loud frame sends what is held at once.
+ * to hurry. The first loud frame sends what is held at once.
  */
 export const QUIET_CHUNK_FRAMES = 10;
 /** Quiet frames after the last loud one still sent at the normal pace (the end of a word). */
 const QUIET_HANGOVER_FRAMES = 10;
+/**
+ * Quiet frames after the last loud one from which the line is idle and nothing more is sent
+ * (600 ms): a quiet line is most of a call, and a streaming recogniser bills and transcribes
+ * every second it is sent. By then the recogniser has had 600 ms of the silence after the last
+ * word, past its own endpointing (Deepgram's 300 ms here), so its finals for those words come as
+ * they would on a streamed line. The stream keeps its socket open by itself meanwhile (Deepgram's
+ * KeepAlive), and `finalize()` still answers from what was sent. Only a stream that takes
+ * `skip` is left idle: it is told how much was left out, so its times stay on the call's clock.
+ */
+export const IDLE_AFTER_FRAMES = 30;
+/**
+ * While idle, the last 5 to 9 quiet frames are held (100–180 ms) and sent ahead of the first
+ * loud frame: the recogniser hears the line before a word, and an onset below the gate's level
+ * is not cut.
+ */
+export const PREROLL_FRAMES = 5;
 
 export class SttReader {
   lastInterim = '';
@@ -40,6 +56,9 @@ export class SttReader {
   private chunkFill = 0;
   private chunkRate = 0;
   private readonly quiet = new SilenceGate(QUIET_HANGOVER_FRAMES);
+  private readonly idle = new SilenceGate(IDLE_AFTER_FRAMES);
+  /** The last frame written found the line idle: what is held is pre-roll, not yet the stream's. */
+  private idling = false;
   /** The stream's rate (see open). */
   private rate: SttSampleRate = 16000;
 
@@ -82,20 +101,42 @@ export class SttReader {
       this.flush();
       this.chunk = undefined;
     }
-    const quiet = this.quiet.push(meanSquareInt16(frame.samples));
+    const level = meanSquareInt16(frame.samples);
+    const quiet = this.quiet.push(level);
+    // Only a stream told what is left out (skip) keeps its times on the call's clock without it.
+    const idle = this.idle.push(level) && stream.skip !== undefined;
+    // The line just went idle: what is held is the end of the silence after the words, still sent.
+    if (idle && !this.idling) this.flush();
+    const wasIdle = this.idling;
+    this.idling = idle;
     // A fresh array per chunk unless the stream copies what it is given (see flush).
     const chunk = (this.chunk ??= new Int16Array(capacity));
     this.chunkRate = frame.sampleRate;
     chunk.set(frame.samples, this.chunkFill);
     this.chunkFill += n;
-    if (this.chunkFill >= n * (quiet ? QUIET_CHUNK_FRAMES : this.chunkFrames)) this.flush();
+    if (idle) {
+      // Pre-roll: once the chunk is full, its last PREROLL_FRAMES frames are kept, the rest dropped.
+      if (this.chunkFill >= n * QUIET_CHUNK_FRAMES) {
+        const keep = n * PREROLL_FRAMES;
+        stream.skip!(((this.chunkFill - keep) / frame.sampleRate) * 1000);
+        chunk.copyWithin(0, this.chunkFill - keep, this.chunkFill);
+        this.chunkFill = keep;
+      }
+      return;
+    }
+    if (wasIdle || this.chunkFill >= n * (quiet ? QUIET_CHUNK_FRAMES : this.chunkFrames)) this.flush();
   }
 
-  /** Hands any held audio to the stream now. */
+  /** Hands any held audio to the stream now (on an idle line, drops the held pre-roll instead). */
   flush(): void {
     const chunk = this.chunk;
     if (!chunk || this.chunkFill === 0) return;
     const stream = this.stream;
+    if (this.idling) {
+      stream?.skip?.((this.chunkFill / this.chunkRate) * 1000);
+      this.chunkFill = 0;
+      return;
+    }
     // A stream that sends or copies on write (Deepgram) leaves the array to us: it is refilled for
     // the next chunk, one allocation per call instead of one per message. Any other stream owns
     // what it is given (OpenAI keeps a segment's chunks until finalize).

@@ -11,6 +11,11 @@
  * not offered: raw PCM hardly compresses, and a negotiated extension would send every audio
  * message through zlib. With it off, `send` copies synchronously, so `write` keeps nothing of the
  * caller's samples once it returns (`copiesOnWrite`) unless it must hold them while connecting.
+ *
+ * The engine does not send a quiet line (`skip`, src/call/cascade/stt-reader.ts): Deepgram bills
+ * and transcribes the audio it is sent, so it gets the speech with some silence around it, and
+ * `KeepAlive` holds the socket in between. Its result times are of the audio it got; they are
+ * mapped back onto the call's audio clock (the stretches left out added back) before they leave.
  */
 import WebSocket from 'ws';
 import { pcmToBytes, type AudioFrame } from '../../audio/frame.ts';
@@ -78,6 +83,8 @@ function optionalBoolean(v: unknown): v is boolean | undefined {
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** Options of every audio message: binary, and never compressed (nothing is negotiated anyway). */
 const AUDIO_MESSAGE = { binary: true, compress: false } as const;
+/** How far back (ms of stream) a left-out stretch is still remembered for mapping result times. */
+const GAP_MEMORY_MS = 60_000;
 
 /** The samples' own bytes (linear16 on little-endian hosts), not a copy: only for a synchronous send. */
 function viewBytes(samples: Int16Array): Buffer {
@@ -128,6 +135,12 @@ class DeepgramStream implements SttStream {
   /** Stream time (ms of audio) handed to sockets so far: the next socket's t=0 sits here. */
   private sentMs = 0;
   private offsetMs = 0;
+  /**
+   * Call audio left out (skip): pairs of [stream ms where it was left out, ms left out up to and
+   * including there], oldest first; `gapsBefore` is the total of pairs already dropped.
+   */
+  private gaps: number[] = [];
+  private gapsBefore = 0;
   private lastSendAt = Date.now();
   private keepAliveTimer: NodeJS.Timeout | undefined;
   private stableTimer: NodeJS.Timeout | undefined;
@@ -175,6 +188,24 @@ class DeepgramStream implements SttStream {
       this.pendingMs -= droppedMs;
       this.sentMs += droppedMs;
     }
+  }
+
+  skip(ms: number): void {
+    if (this.closing || this.events.isEnded || !(ms > 0)) return;
+    const g = this.gaps;
+    const at = this.sentMs + this.pendingMs;
+    const total = (g.length > 0 ? g[g.length - 1]! : this.gapsBefore) + ms;
+    if (g.length > 0 && g[g.length - 2] === at) g[g.length - 1] = total;
+    else g.push(at, total);
+    // Results come for the last seconds of audio; a minute back is never asked for.
+    while (g.length > 2 && g[2]! < at - GAP_MEMORY_MS) this.gapsBefore = g.splice(0, 2)[1]!;
+  }
+
+  /** Where stream time `ms` (audio written to this stream) is on the call's audio clock. */
+  private callMs(ms: number): number {
+    const g = this.gaps;
+    for (let i = g.length - 2; i >= 0; i -= 2) if (g[i]! <= ms) return ms + g[i + 1]!;
+    return ms + this.gapsBefore;
   }
 
   finalize(): void {
@@ -362,8 +393,8 @@ class DeepgramStream implements SttStream {
       return;
     }
     const text_ = m.transcript.trim();
-    const startMs = Math.round(m.start * 1000) + this.offsetMs;
-    const endMs = Math.round((m.start + m.duration) * 1000) + this.offsetMs;
+    const startMs = this.callMs(Math.round(m.start * 1000) + this.offsetMs);
+    const endMs = this.callMs(Math.round((m.start + m.duration) * 1000) + this.offsetMs);
     if (!m.is_final) {
       if (text_ !== '') this.events.push({ type: 'interim', text: text_, startMs, endMs });
       return;

@@ -31,7 +31,7 @@ export function checkSttRate(rate: number, provider: string): asserts rate is St
   if (rate !== 16000 && rate !== 8000) throw new RangeError(`${provider} STT streams take 16000 or 8000 Hz audio, not ${rate}`);
 }
 
-/** Times are milliseconds of audio written to this stream, so they line up with the call's frames. */
+/** Times are milliseconds of audio written to (or skipped on) this stream, so they line up with the call's frames. */
 export type SttEvent =
   | { type: 'interim'; text: string; startMs?: number; endMs?: number }
   | {
@@ -53,6 +53,12 @@ export interface SttStream extends AsyncIterable<SttEvent> {
    * the array (a segment buffered until finalize), so each write needs an array of its own.
    */
   readonly copiesOnWrite?: boolean;
+  /**
+   * `ms` of the call's audio left out at this point, not written (a quiet line the engine does not
+   * send, see src/call/cascade/stt-reader.ts): the stream's times move on by that much, so they
+   * still line up with the call's frames. Optional: a stream without it is written every frame.
+   */
+  skip?(ms: number): void;
   /** The engine's own endpointing decided the utterance is over: flush it to a final now. */
   finalize(): void;
   /** Flush what was written, wait (bounded) for the last finals, then end the events. Idempotent. */

@@ -158,6 +158,38 @@ describe('Deepgram live STT against the stand-in', () => {
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
   });
 
+  it('skipped stretches are not sent, and result times are put back on the call clock around them', async () => {
+    const { standIn, provider } = await setup({ script: ['first', 'second part', 'third'] });
+    const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });
+    const { events, done } = collect(stream);
+    writeMs(stream, loudFrame, 200);
+    writeMs(stream, silenceFrame, 200);
+    stream.skip!(1000);
+    stream.skip!(500); // a stretch left out in pieces is one gap
+    writeMs(stream, silenceFrame, 100);
+    writeMs(stream, loudFrame, 200);
+    writeMs(stream, silenceFrame, 200);
+    await standIn.waitFor(() => events.filter((e) => e.type === 'final').length === 2);
+    standIn.drop();
+    await standIn.waitFor(() => standIn.connections.length === 2);
+    stream.skip!(300);
+    writeMs(stream, loudFrame, 200);
+    writeMs(stream, silenceFrame, 200);
+    await standIn.waitFor(() => events.filter((e) => e.type === 'final').length === 3);
+    await stream.close();
+    await done;
+    // The server got only what was written: 900 ms on the first socket, 400 on the second.
+    expect(standIn.connections.map((c) => c.audioMs)).toEqual([900, 400]);
+    const finals = events.filter((e) => e.type === 'final').map((e) => [e.text, e.startMs, e.endMs]);
+    expect(finals).toEqual([
+      ['first', 0, 200],
+      // Stream time 500–700 ms, after 1500 ms left out at stream time 400.
+      ['second part', 2000, 2200],
+      // The second socket starts at stream time 900 (call time 2400); 300 ms more were left out.
+      ['third', 2700, 2900],
+    ]);
+  });
+
   it('a second drop right after the reconnect ends the stream with a retryable error', async () => {
     const { standIn, provider } = await setup();
     const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });

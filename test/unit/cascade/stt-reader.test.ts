@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
-import { QUIET_CHUNK_FRAMES, SttReader } from '../../../src/call/cascade/stt-reader.ts';
+import { IDLE_AFTER_FRAMES, PREROLL_FRAMES, QUIET_CHUNK_FRAMES, SttReader } from '../../../src/call/cascade/stt-reader.ts';
 import { EventQueue } from '../../../src/providers/stt/event-queue.ts';
 import type { SttEvent, SttProvider, SttStream } from '../../../src/providers/stt/types.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
@@ -14,6 +14,9 @@ class RecordingStream implements SttStream {
     this.writes.push(frame);
     this.log.push(`write ${frame.samples.length}:${[...new Set(frame.samples)].join(',')}`);
   }
+  /** Call audio left out, ms (the stream's times move on by it). */
+  skipped = 0;
+  skip?(ms: number): void;
   finalize(): void {
     this.log.push('finalize');
   }
@@ -26,9 +29,10 @@ class RecordingStream implements SttStream {
   }
 }
 
-function reader(chunkFrames: number, copiesOnWrite?: boolean, streaming = true) {
+function reader(chunkFrames: number, copiesOnWrite?: boolean, streaming = true, skips = true) {
   const stream = new RecordingStream();
   stream.copiesOnWrite = copiesOnWrite;
+  if (skips) stream.skip = (ms) => void (stream.skipped += ms);
   const provider: SttProvider = { label: 'test', capabilities: { interim: true, streaming }, open: () => stream };
   const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, track: () => {} };
   const r = new SttReader(provider, 'en-US', new ManualClock(0), new AbortController().signal, hooks, chunkFrames);
@@ -88,6 +92,57 @@ describe('SttReader audio chunks', () => {
     expect(sizes).toEqual([2, 2, 2, 2, 2, 10, 10, 6, 2]);
     expect([...new Set(stream.log.at(-2)!.split(':')[1]!.split(','))]).toEqual([String(quiet), String(loud)]);
     expect(QUIET_CHUNK_FRAMES).toBe(10);
+  });
+
+  it('sends nothing once the line has been quiet 600 ms, then the last 100–180 ms of it ahead of the first loud frame', () => {
+    const { r, stream } = reader(2, true);
+    const loud = 3000;
+    // Quiet frames of distinct levels (1..30, all below −60 dBFS), so the pre-roll can be told apart.
+    for (let i = 0; i < 60; i++) r.write(frame(1 + (i % 30)));
+    const sentQuiet = stream.writes.reduce((s, w) => s + w.samples.length / 320, 0);
+    expect(sentQuiet).toBe(IDLE_AFTER_FRAMES);
+    // What was left out is reported, so that sent + skipped + held is all of the call's audio.
+    expect(sentQuiet * 20 + stream.skipped + PREROLL_FRAMES * 20).toBe(60 * 20);
+    r.write(frame(loud));
+    r.write(frame(loud));
+    r.write(frame(loud));
+    const sizes = stream.writes.map((w) => w.samples.length / 320);
+    expect(sizes).toEqual([2, 2, 2, 2, 2, 10, 10, PREROLL_FRAMES + 1, 2]);
+    // The pre-roll is the quiet frames just before the loud one (the 56th to the 60th), in order.
+    const preroll = stream.log.at(-2)!.split(':')[1]!.split(',').map(Number);
+    expect(preroll).toEqual([26, 27, 28, 29, 30, loud]);
+  });
+
+  it('finalize on an idle line sends only the Finalize: the held pre-roll is silence', () => {
+    const { r, stream } = reader(2, true);
+    for (let i = 0; i < IDLE_AFTER_FRAMES + 3; i++) r.write(frame(2));
+    const before = stream.writes.length;
+    r.finalize();
+    expect(stream.writes.length).toBe(before);
+    expect(stream.log.at(-1)).toBe('finalize');
+    expect(stream.skipped).toBe(3 * 20);
+    // Speech after it is sent as before, with the pre-roll held since.
+    for (let i = 0; i < 2; i++) r.write(frame(2));
+    r.write(frame(3000));
+    expect(stream.log.at(-1)).toBe('write 960:2,3000');
+  });
+
+  it('the frames that end the quiet stretch before idling are still sent (the recogniser needs the silence after a word)', () => {
+    const { r, stream } = reader(4, true);
+    for (let i = 0; i < 3; i++) r.write(frame(3000));
+    for (let i = 0; i < 25; i++) r.write(frame(2));
+    const beforeIdle = stream.writes.reduce((s, w) => s + w.samples.length / 320, 0);
+    for (let i = 0; i < 10; i++) r.write(frame(2));
+    const sent = stream.writes.reduce((s, w) => s + w.samples.length / 320, 0);
+    expect(beforeIdle).toBeLessThan(28);
+    expect(sent).toBe(3 + IDLE_AFTER_FRAMES);
+  });
+
+  it('a stream that cannot be told what is left out (no skip) is sent the whole quiet line', () => {
+    const { r, stream } = reader(2, true, true, false);
+    for (let i = 0; i < 60; i++) r.write(frame(2));
+    r.finalize();
+    expect(stream.writes.reduce((s, w) => s + w.samples.length / 320, 0)).toBe(60);
   });
 
   it('a segment uploader (not streaming) gets the frames themselves: chunks would only be copies', () => {

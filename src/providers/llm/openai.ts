@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ProviderError } from '../../util/errors.ts';
 import type { LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall } from './types.ts';
+import { httpFetch } from '../http-fetch.ts';
 
 export interface OpenAiLlmOptions {
   apiKey?: string;
@@ -32,6 +33,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       apiKey: opts.apiKey ?? 'unset',
       baseURL: opts.baseUrl,
       maxRetries: 0,
+      fetch: httpFetch,
       timeout: opts.connectTimeoutMs ?? 20_000,
     });
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 30_000;

@@ -12,6 +12,7 @@ import type { ProviderError } from '../../util/errors.ts';
 import { Deadline, isTransient, toProviderError } from '../resilience.ts';
 import { EventQueue } from './event-queue.ts';
 import { checkSttRate, primaryLanguage, type SttEvent, type SttOpenOptions, type SttProvider, type SttSampleRate, type SttStream } from './types.ts';
+import { httpFetch } from '../http-fetch.ts';
 
 export interface OpenAiSttOptions {
   apiKey?: string;
@@ -41,7 +42,7 @@ export class OpenAiStt implements SttProvider {
     this.client =
       options.client ??
       // Retries are ours (one, then a ProviderError); the client must not add its own.
-      new OpenAI({ apiKey: options.apiKey ?? 'unset', baseURL: options.baseUrl, maxRetries: 0 });
+      new OpenAI({ apiKey: options.apiKey ?? 'unset', baseURL: options.baseUrl, maxRetries: 0, fetch: httpFetch });
   }
 
   open(opts: SttOpenOptions): SttStream {

@@ -21,6 +21,7 @@ import { systemClock, type Clock } from '../../util/clock.ts';
 import { ProviderError } from '../../util/errors.ts';
 import { Deadline, toProviderError } from '../resilience.ts';
 import type { TtsCapabilities, TtsProvider, TtsSynthesisOptions } from './types.ts';
+import { httpFetch } from '../http-fetch.ts';
 
 /** The only rate the API produces for `pcm`. */
 export const OPENAI_PCM_RATE = 24_000;
@@ -69,7 +70,7 @@ export class OpenAiTts implements TtsProvider {
 
   constructor(readonly options: OpenAiTtsOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.client = options.client ?? new OpenAI({ apiKey: options.apiKey ?? 'unset', baseURL: options.baseUrl, maxRetries: 0 });
+    this.client = options.client ?? new OpenAI({ apiKey: options.apiKey ?? 'unset', baseURL: options.baseUrl, maxRetries: 0, fetch: httpFetch });
   }
 
   async *synthesize(text: string, opts: TtsSynthesisOptions): AsyncGenerator<AudioFrame> {

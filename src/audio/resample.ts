@@ -333,8 +333,8 @@ export function upsample2(previous: Int16Array, chunk: Int16Array): Int16Array {
   if (previous.length < HB_CENTRE) throw new RangeError(`upsample2 needs ${HB_CENTRE} samples of history, got ${previous.length}`);
   const work = n + HB_CENTRE <= UP2_WORK.length ? UP2_WORK : new Float64Array(HB_CENTRE + n);
   const from = previous.length - HB_CENTRE;
-  for (let i = 0; i < HB_CENTRE; i++) work[i] = previous[from + i]!;
-  for (let i = 0; i < n; i++) work[HB_CENTRE + i] = chunk[i]!;
+  work.set(previous.subarray(from), 0);
+  work.set(chunk, HB_CENTRE);
   const out = zeroSamples(2 * n);
   halfUp((up2Taps ??= halfBand().upSide), work, n, out);
   return out;
@@ -424,7 +424,8 @@ export class Resampler {
       this.work = grown;
     }
     const work = this.work;
-    for (let i = 0; i < n; i++) work[hist + i] = input[i]!;
+    // set() converts the 16-bit samples to doubles natively, several times faster than a JS loop.
+    work.set(input, hist);
     const count = this.mode === 'half-up' ? 2 * n : this.mode === 'half-down' ? Math.max(0, Math.ceil((n - this.nextIndex) / 2)) : this.polyCount(n);
     const out = this.output(count);
     if (this.mode === 'half-up') halfUp(this.hb!.upSide, work, n, out);
@@ -527,7 +528,7 @@ export class Resampler {
     for (let start = 0; start < n; start += SCRATCH_BLOCK) {
       const b = Math.min(SCRATCH_BLOCK, n - start);
       w.set(history);
-      for (let k = 0; k < b; k++) w[hist + k] = input[start + k]!;
+      w.set(b === n ? input : input.subarray(start, start + b), hist);
       // This block's outputs, as poly() would count them: whole groups from phase 0 go to the
       // dedicated loop, the rest (a period cut by a block boundary) one at a time.
       const end = o + this.polyCount(b);

@@ -201,10 +201,13 @@ class DeepgramStream implements SttStream {
     while (g.length > 2 && g[2]! < at - GAP_MEMORY_MS) this.gapsBefore = g.splice(0, 2)[1]!;
   }
 
-  /** Where stream time `ms` (audio written to this stream) is on the call's audio clock. */
-  private callMs(ms: number): number {
+  /**
+   * Where stream time `ms` (audio written to this stream) is on the call's audio clock. A start
+   * at a gap's place is after the gap; an end there (`end`) is before it.
+   */
+  private callMs(ms: number, end = false): number {
     const g = this.gaps;
-    for (let i = g.length - 2; i >= 0; i -= 2) if (g[i]! <= ms) return ms + g[i + 1]!;
+    for (let i = g.length - 2; i >= 0; i -= 2) if (g[i]! < ms || (!end && g[i] === ms)) return ms + g[i + 1]!;
     return ms + this.gapsBefore;
   }
 
@@ -394,7 +397,7 @@ class DeepgramStream implements SttStream {
     }
     const text_ = m.transcript.trim();
     const startMs = this.callMs(Math.round(m.start * 1000) + this.offsetMs);
-    const endMs = this.callMs(Math.round((m.start + m.duration) * 1000) + this.offsetMs);
+    const endMs = this.callMs(Math.round((m.start + m.duration) * 1000) + this.offsetMs, true);
     if (!m.is_final) {
       if (text_ !== '') this.events.push({ type: 'interim', text: text_, startMs, endMs });
       return;

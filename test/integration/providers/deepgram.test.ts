@@ -163,10 +163,10 @@ describe('Deepgram live STT against the stand-in', () => {
     const stream = provider.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 });
     const { events, done } = collect(stream);
     writeMs(stream, loudFrame, 200);
-    writeMs(stream, silenceFrame, 200);
+    // Left out right where the words end: the words' end stays before the gap.
     stream.skip!(1000);
     stream.skip!(500); // a stretch left out in pieces is one gap
-    writeMs(stream, silenceFrame, 100);
+    writeMs(stream, silenceFrame, 300);
     writeMs(stream, loudFrame, 200);
     writeMs(stream, silenceFrame, 200);
     await standIn.waitFor(() => events.filter((e) => e.type === 'final').length === 2);
@@ -183,7 +183,7 @@ describe('Deepgram live STT against the stand-in', () => {
     const finals = events.filter((e) => e.type === 'final').map((e) => [e.text, e.startMs, e.endMs]);
     expect(finals).toEqual([
       ['first', 0, 200],
-      // Stream time 500–700 ms, after 1500 ms left out at stream time 400.
+      // Stream time 500–700 ms, after 1500 ms left out at stream time 200.
       ['second part', 2000, 2200],
       // The second socket starts at stream time 900 (call time 2400); 300 ms more were left out.
       ['third', 2700, 2900],

@@ -45,7 +45,8 @@ export const httpFetch: typeof fetch = (input, init) => {
   const body = init?.body;
   const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
   const href = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
-  if (href === undefined || !plainBody) return fetch(input, init);
+  // Anything unusual, an unparsable URL included, is the global fetch's to answer (or refuse).
+  if (href === undefined || !plainBody || !URL.canParse(href)) return fetch(input, init);
   const url = new URL(href);
   const agent = url.protocol === 'http:' ? agents['http:'] : url.protocol === 'https:' ? agents['https:'] : undefined;
   if (!agent) return fetch(input, init);
@@ -54,10 +55,11 @@ export const httpFetch: typeof fetch = (input, init) => {
   const method = (init?.method ?? 'GET').toUpperCase();
   // fetch refuses these itself (a TypeError); let it say so.
   if ((method === 'GET' || method === 'HEAD') && body != null) return fetch(input, init);
-  const headers = headerRecord(init?.headers);
-  // A body of known length goes with Content-Length, as fetch sends it, not chunked.
-  if (body != null && headers['content-length'] === undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+  // Inside the executor, so a bad header (from the caller or the server) rejects, never throws.
   return new Promise<Response>((resolve, reject) => {
+    const headers = headerRecord(init?.headers);
+    // A body of known length goes with Content-Length, as fetch sends it, not chunked.
+    if (body != null && headers['content-length'] === undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     const request = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent });
     let response: http.IncomingMessage | undefined;
     const onAbort = (): void => {
@@ -75,22 +77,33 @@ export const httpFetch: typeof fetch = (input, init) => {
     });
     request.on('response', (res) => {
       response = res;
-      const headers = new Headers();
-      const raw = res.rawHeaders;
-      for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-      const status = res.statusCode ?? 0;
       res.on('close', done);
       // The body stream takes a failure (an abort: the signal's reason, as with fetch) from here.
       res.on('error', () => {});
-      if (status < 200 || status > 599) {
+      try {
+        resolve(toResponse(res, method));
+      } catch (error) {
+        // An answer a Response cannot hold (a status outside 200-599, a status text or header
+        // it refuses) is a failed fetch, as undici reports it; it must not throw into the socket.
         res.destroy();
-        reject(new TypeError('fetch failed', { cause: new Error(`unexpected HTTP status ${status}`) }));
-        return;
+        reject(new TypeError('fetch failed', { cause: error }));
       }
-      const stream = NULL_BODY.has(status) || method === 'HEAD' ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-      if (!stream) res.resume();
-      resolve(new Response(stream, { status, statusText: res.statusMessage ?? '', headers }));
     });
     request.end(body ?? undefined);
   });
 };
+
+function toResponse(res: http.IncomingMessage, method: string): Response {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 599) throw new Error(`unexpected HTTP status ${status}`);
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  const response = new Response(NULL_BODY.has(status) || method === 'HEAD' ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+    status,
+    statusText: res.statusMessage ?? '',
+    headers,
+  });
+  if (response.body === null) res.resume();
+  return response;
+}

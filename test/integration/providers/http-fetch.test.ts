@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
@@ -123,6 +124,25 @@ describe('httpFetch (the OpenAI clients’ fetch)', () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('part');
     reading.abort();
     expect(await reader.read().catch((e: DOMException) => e.name)).toBe('AbortError');
+  });
+
+  it('an answer a Response cannot hold, or a bad header or URL from the caller, rejects with a TypeError and nothing throws', async () => {
+    // A raw server: a status text with a control character. Node's parser lets it through; a
+    // Response refuses it (before the mend this threw out of the socket's event handler).
+    const raw = net.createServer((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 200 Fine\x7f\r\ncontent-length: 2\r\n\r\nok'));
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const port = (raw.address() as AddressInfo).port;
+      const odd = (await httpFetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as TypeError;
+      expect(odd).toBeInstanceOf(TypeError);
+      expect([odd.message, (odd.cause as Error).message]).toEqual(['fetch failed', 'Invalid statusText']);
+      await expect(httpFetch(`http://127.0.0.1:${port}/`, { headers: { 'x-bad': 'a\nb' } })).rejects.toThrow(TypeError);
+      await expect(httpFetch('http://[::1')).rejects.toThrow(TypeError);
+    } finally {
+      await new Promise((r) => raw.close(r));
+    }
   });
 
   it('a body it does not send itself (multipart) goes through the global fetch', async () => {

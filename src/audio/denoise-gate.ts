@@ -26,10 +26,13 @@ export const DENOISE_GATE_HANGOVER_FRAMES = 50;
 /** A call's denoiser stream of either kind: in-thread (a frame back at once) or worker-backed. */
 export interface DenoiseStreamLike {
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
+  /** `process()` by callback (./denoise.ts, AsyncDenoiserStream); `done` may run inside it. */
+  processThen?(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void;
   close?(): void;
 }
 
 const ignore = (): void => {};
+const isPromise = (x: AudioFrame | Promise<AudioFrame>): x is Promise<AudioFrame> => typeof (x as Promise<AudioFrame>).then === 'function';
 
 export class GatedDenoiseStream implements DenoiseStreamLike {
   private readonly gate: SilenceGate;
@@ -50,6 +53,30 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
   }
 
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame> {
+    return this.gated(frame) ?? this.inner.process(frame);
+  }
+
+  /** Always available: by the inner stream's `processThen` when it has one, else by its `process`. */
+  processThen(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void {
+    const silent = this.gated(frame);
+    if (silent) return done(silent);
+    const inner = this.inner;
+    if (inner.processThen) return inner.processThen(frame, done, fail);
+    let out: AudioFrame | Promise<AudioFrame>;
+    try {
+      out = inner.process(frame);
+    } catch (error) {
+      return fail(error as Error);
+    }
+    if (isPromise(out)) out.then(done, fail);
+    else done(out);
+  }
+
+  /**
+   * Digital silence for a frame the gate skips; undefined when the backend must run (primed first
+   * with the skipped frame before it when the gate has just opened).
+   */
+  private gated(frame: AudioFrame): AudioFrame | undefined {
     const wasClosed = this.gate.closed;
     const previous = this.previous;
     this.previous = frame;
@@ -59,7 +86,7 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
     }
     // Once per utterance, not per frame: the primed output is dropped, a failure with it.
     if (wasClosed && previous) void Promise.resolve(this.inner.process(previous)).catch(ignore);
-    return this.inner.process(frame);
+    return undefined;
   }
 
   close(): void {

@@ -401,16 +401,20 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
   }
 
   process(frame: AudioFrame): Promise<AudioFrame> {
-    if (this.closed) return Promise.reject(new Error('WorkerDenoiseStream is closed'));
+    return new Promise((resolve, reject) => this.processThen(frame, resolve, reject));
+  }
+
+  processThen(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void {
+    if (this.closed) return fail(new Error('WorkerDenoiseStream is closed'));
     const rate = this.sampleRate;
     if (frame.sampleRate !== rate) {
       const mode = rate === NARROWBAND_RATE ? 'narrowband' : 'wideband';
-      return Promise.reject(new RangeError(`${mode} denoiser stream needs ${rate} Hz frames, got ${frame.sampleRate} Hz`));
+      return fail(new RangeError(`${mode} denoiser stream needs ${rate} Hz frames, got ${frame.sampleRate} Hz`));
     }
     if (frame.samples.length % this.quantum !== 0) {
-      return Promise.reject(new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${this.quantum} samples, got ${frame.samples.length}`));
+      return fail(new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${this.quantum} samples, got ${frame.samples.length}`));
     }
-    return new Promise((resolve, reject) => this.owner.enqueue({ stream: this, frame, resolve, reject }));
+    this.owner.enqueue({ stream: this, frame, resolve: done, reject: fail });
   }
 
   /** Frees the stream's state in the worker (after any frames already given). Idempotent. */

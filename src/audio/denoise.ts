@@ -57,6 +57,13 @@ export interface AsyncDenoiserStream {
   readonly delayMs: number;
   /** Frames resolve in the order they were given, even when given before earlier ones resolved. */
   process(frame: AudioFrame): Promise<AudioFrame>;
+  /**
+   * `process()` by callback, for the per-frame path (no promise per frame): exactly one of `done`
+   * and `fail` is called, in the same order as the frames were given; a frame refused outright
+   * (closed stream, wrong rate or length) fails at once, inside the call. Neither callback may
+   * throw: they run in the denoiser's settling of a whole batch, other calls' frames with them.
+   */
+  processThen(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void;
   /** Frees per-call state. Idempotent; a closed stream refuses audio. */
   close(): void;
 }

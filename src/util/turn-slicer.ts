@@ -13,13 +13,15 @@ export class TurnSlicer<T> {
   private readonly drain = (): void => {
     this.scheduled = false;
     const end = Math.min(this.items.length, this.head + this.perTurn);
+    // The next slice is queued before this one runs: work its items set off for the next turn
+    // (a helper's next batch, which batches whatever arrives before it starts) comes after it.
+    if (end < this.items.length) this.schedule();
     while (this.head < end) {
       const item = this.items[this.head]!;
       this.items[this.head++] = undefined as T;
       this.run(item);
     }
-    if (this.head < this.items.length) this.schedule();
-    else {
+    if (this.head === this.items.length) {
       this.items.length = 0;
       this.head = 0;
     }

@@ -5,9 +5,10 @@
  * driver a clear "idle" point. Frames are piped from the inbound queue (read in the media clock's
  * playout turn) rather than awaited, which costs no promise per frame.
  *
- * The denoiser may answer synchronously (in-thread backends) or with a promise (the worker-backed
- * one, src/audio/denoise-worker.ts). The wait is tracked work, so a virtual clock stands still
- * while the worker denoises; STT still gets the clean frames strictly in order, then the VAD.
+ * The denoiser may answer synchronously (in-thread backends), by callback (`processThen`: the
+ * gated stream the engine uses, over the worker-backed one, src/audio/denoise-worker.ts) or with
+ * a promise. The wait is tracked work, so a virtual clock stands still while the worker
+ * denoises; STT still gets the clean frames strictly in order, then the VAD.
  *
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
@@ -108,7 +109,10 @@ class Listener {
   };
   /** Narrowband calls: every frame at 8 kHz. */
   private readonly narrow: NarrowbandReader | undefined;
-  /** Ends the VAD answer's count as tracked work (a virtual clock waits for it). */
+  /**
+   * Ends the count of the answer awaited (the denoiser's, then the VAD's) as tracked work: a
+   * virtual clock waits for it. Releasing twice is harmless (WorkTracker.hold).
+   */
   private release: () => void = () => {};
 
   constructor(
@@ -138,12 +142,21 @@ class Listener {
     this.startMs = this.audioMs;
     this.audioMs += frameMs;
     o.recorder?.caller(this.startMs, frame.samples);
-    const clean = o.denoise ? o.denoise.process(heard) : heard;
+    const denoise = o.denoise;
+    if (!denoise) return this.denoised(heard);
+    if (denoise.processThen) {
+      // By callback (no promise per frame); the wait counts as work until `denoised` releases it.
+      this.release = o.work.hold();
+      return denoise.processThen(heard, this.denoised, this.failed);
+    }
+    const clean = denoise.process(heard);
     if (isPromise(clean)) o.work.track(clean).then(this.denoised, this.failed);
     else this.denoised(clean);
   }
 
   private readonly denoised = (clean: AudioFrame): void => {
+    // The denoiser's hold, if it took one (releasing is idempotent: otherwise the last VAD's, done).
+    this.release();
     if (this.aborted) return this.end();
     try {
       this.o.stt.write(clean);
@@ -166,7 +179,10 @@ class Listener {
     this.pipe.resume();
   };
 
-  private readonly failed = (error: unknown): void => this.fail(error);
+  private readonly failed = (error: unknown): void => {
+    this.release();
+    this.fail(error);
+  };
 
   private readonly unheard = (error: Error): void => {
     this.release();

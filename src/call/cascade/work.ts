@@ -11,7 +11,10 @@ import type { TtsProvider, TtsSynthesisOptions } from '../../providers/tts/types
 
 export interface WorkTracker {
   track<T>(work: Promise<T>): Promise<T>;
-  /** Work that answers by callback rather than a promise: in flight until the returned function is called. */
+  /**
+   * Work that answers by callback rather than a promise: in flight until the returned function
+   * is called. Calling it again does nothing.
+   */
   hold(): () => void;
 }
 

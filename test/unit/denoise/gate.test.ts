@@ -113,4 +113,36 @@ describe('GatedDenoiseStream over the worker', () => {
     expect(worker.stats.frames - before).toBeLessThan(frames.length - remote.skipped + 5);
     remote.close();
   });
+
+  it('processThen gives the same frames by callback: gated ones inside the call, denoised ones later', async () => {
+    const frames = toFrames8k(at8k(call('utt-phone-number')));
+    const byPromise = new GatedDenoiseStream(worker.createStream({ narrowband: true }));
+    const byCallback = new GatedDenoiseStream(worker.createStream({ narrowband: true }));
+    let inside = 0;
+    for (const f of frames) {
+      const want = (await byPromise.process(f)).samples;
+      let sync = true;
+      const got = await new Promise<AudioFrame>((resolve, reject) => {
+        byCallback.processThen(f, (out) => {
+          if (sync) inside++;
+          resolve(out);
+        }, reject);
+        sync = false;
+      });
+      expect(got.samples).toEqual(want);
+    }
+    expect(byCallback.skipped).toBe(byPromise.skipped);
+    // Exactly the frames the gate answered came back inside the call; the worker's never do.
+    expect(inside).toBe(byCallback.skipped);
+    byPromise.close();
+    byCallback.close();
+  });
+
+  it('processThen over a stream without it (in-thread) answers inside the call, and reports a refused frame to `fail`', () => {
+    const gated = new GatedDenoiseStream(denoiser.createStream());
+    const seen: string[] = [];
+    gated.processThen({ samples: new Int16Array(320).fill(3000), sampleRate: 16000 }, (out) => seen.push(`done ${out.samples.length}`), (e) => seen.push(`fail ${e.message}`));
+    gated.processThen({ samples: new Int16Array(320).fill(3000), sampleRate: 8000 }, () => seen.push('done'), (e) => seen.push(`fail ${e.constructor.name}`));
+    expect(seen).toEqual(['done 320', 'fail RangeError']);
+  });
 });

@@ -140,6 +140,25 @@ describe('WorkerDenoiser (spectral)', () => {
     await expect(s.process(input)).rejects.toThrow(/closed/);
   });
 
+  it('processThen: frames answered in order by callback; a refused frame fails inside the call', async () => {
+    const s = worker.createStream();
+    const reference = worker.createStream();
+    const frames = Array.from({ length: 6 }, (_, i) => ({ samples: new Int16Array(320).map((_, j) => ((i * 320 + j) * 37) % 2000 - 1000), sampleRate: 16000 }));
+    const order: number[] = [];
+    const outs = await Promise.all(frames.map((f, i) => new Promise<Int16Array>((resolve, reject) => s.processThen(f, (out) => {
+      order.push(i);
+      resolve(out.samples);
+    }, reject))));
+    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+    for (let i = 0; i < frames.length; i++) expect(outs[i]).toEqual((await reference.process(frames[i]!)).samples);
+    const failures: string[] = [];
+    s.processThen({ samples: new Int16Array(100), sampleRate: 16000 }, () => failures.push('done'), (e) => failures.push(e.constructor.name));
+    s.close();
+    s.processThen(frames[0]!, () => failures.push('done'), (e) => failures.push(e.message));
+    expect(failures).toEqual(['RangeError', 'WorkerDenoiseStream is closed']);
+    reference.close();
+  });
+
   it('narrowband streams: 8 kHz frames in, new 8 kHz frames of the same length out; 16 kHz frames refused', async () => {
     const s = worker.createStream({ narrowband: true });
     expect(s.sampleRate).toBe(8000);

@@ -51,9 +51,9 @@ const RESTART_BACKOFF_MS = 1_000;
  * hundred calls' frames (about 40 a batch) reach it in one slice and make one VAD batch, not two
  * (16 a slice made 80–90 VAD runs a second at 100 calls instead of 50; paired runs, 100 calls
  * each: 4–6 % less CPU per call, bench/RESULTS.md, session 14). The price: such a slice (the
- * frames' STT writes and VAD hand-overs) holds the loop 0.4 ms (p99 1.3 ms) at 100 calls, where
- * slices of 16 held it a quarter as many frames at a time; packets leave from the RTP I/O thread, ahead of time,
- * and do not move.
+ * frames' STT writes and VAD hand-overs) holds the loop 0.4 ms (p99 1.3 ms) at 100 calls, four
+ * times the frames a slice of 16 held it for; packets leave from the RTP I/O thread, handed over
+ * ahead of time, and do not move.
  */
 const SETTLE_PER_TURN = 64;
 

@@ -42,11 +42,22 @@ export interface EngineParts {
  * media clock's four passes share one hand-over instead of one each, about a quarter of the
  * batches' fixed cost on both threads (bench/RESULTS.md, session 6). The price is at most this
  * much on when a frame's denoised audio reaches STT and the VAD, so on an endpointing decision
- * that waits 200–1200 ms of silence anyway; nothing the caller hears. The VAD's own
- * batches are not paced: pacing them too saved little more and made the 150-call send-interval
- * tail worse (its results come back as one burst of every call's turn-taking work).
+ * that waits 200–1200 ms of silence anyway; nothing the caller hears.
  */
 export const DENOISER_BATCH_INTERVAL_MS = 20;
+
+/**
+ * Least time between two Silero batches, ms. With the denoiser on (the default) the VAD's
+ * windows already come once per denoiser batch, every 20 ms, and this changes nothing. Without
+ * it (`enable_noise_cancellation: false`) every media-clock pass (5 ms apart) made a batch of its
+ * own: about 195 runs a second of 4 windows at 100 calls, where a run's fixed cost (the hand-over
+ * both ways, ONNX Runtime's per-run work, the wake-ups) is worth several windows. At 10 ms: about
+ * 100 runs of 8 windows, 6–7 % less CPU per call (paired runs, bench/RESULTS.md, session 14), at
+ * up to 10 ms on a VAD answer, half what the denoiser's pacing adds. The results of a batch come
+ * back as one burst of those calls' turn-taking work; since RTP leaves from its own thread, that
+ * no longer moves packets (150 VAD calls: send-interval error p99 1.4 ms, as without).
+ */
+export const VAD_BATCH_INTERVAL_MS = 10;
 
 export async function loadEngineParts(input: EnginePartsInput): Promise<EngineParts> {
   const log = input.logger.child({ part: 'engine' });
@@ -58,7 +69,7 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
   });
-  const vad = await SileroVad.load();
+  const vad = await SileroVad.load({ batchIntervalMs: VAD_BATCH_INTERVAL_MS });
   const flite = await FliteTts.load();
   // Compiling the 21 MB wasm takes about a second in its worker: start now so the first call's
   // apology or flite voice is not the one that waits, but never hold start-up for it.

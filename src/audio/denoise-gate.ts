@@ -84,9 +84,23 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
       this.skippedFrames++;
       return { samples: zeroSamples(frame.samples.length), sampleRate: frame.sampleRate };
     }
-    // Once per utterance, not per frame: the primed output is dropped, a failure with it.
-    if (wasClosed && previous) void Promise.resolve(this.inner.process(previous)).catch(ignore);
+    if (wasClosed && previous) this.prime(previous);
     return undefined;
+  }
+
+  /**
+   * Once per utterance, not per frame: the backend is given the skipped frame before the loud
+   * one, and its output is dropped, a failure with it (a frame it refuses, say at a rate the call
+   * has since left, must not cost the loud frame its turn).
+   */
+  private prime(previous: AudioFrame): void {
+    const inner = this.inner;
+    if (inner.processThen) return inner.processThen(previous, ignore, ignore);
+    try {
+      void Promise.resolve(inner.process(previous)).catch(ignore);
+    } catch {
+      // Refused in-thread: dropped like the output.
+    }
   }
 
   close(): void {

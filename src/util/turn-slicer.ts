@@ -4,7 +4,8 @@
  * call's continuation (its detector, its STT write, its next frame) back to back, a block of a
  * few milliseconds that a media-clock pass falling due meanwhile must wait behind, and its RTP
  * packets with it. Sliced, at most `perTurn` results are settled per turn (each slice's promise
- * continuations run right after it), and the turns between slices let due timers run first.
+ * continuations run right after it; callbacks run inside it), and the turns between slices let
+ * due timers run first.
  */
 export class TurnSlicer<T> {
   private items: T[] = [];

@@ -82,6 +82,20 @@ describe('GatedDenoiseStream', () => {
     expect(given).toHaveLength(DENOISE_GATE_HANGOVER_FRAMES + 1 + speech.length);
   });
 
+  it('a skipped frame the backend refuses when primed costs the loud frame nothing', () => {
+    // The line went quiet at 8 kHz (a codec change); the wideband backend refuses that frame.
+    const gated = new GatedDenoiseStream(denoiser.createStream());
+    for (let i = 0; i < DENOISE_GATE_HANGOVER_FRAMES; i++) gated.process({ samples: new Int16Array(320), sampleRate: 16000 });
+    gated.process({ samples: new Int16Array(160), sampleRate: 8000 });
+    expect(gated.skipped).toBe(1);
+    const loud = { samples: new Int16Array(320).fill(4000), sampleRate: 16000 };
+    const out = gated.process(loud) as AudioFrame;
+    expect([out.samples.length, out.sampleRate]).toEqual([320, 16000]);
+    const seen: string[] = [];
+    gated.processThen(loud, () => seen.push('done'), (e) => seen.push(e.message));
+    expect(seen).toEqual(['done']);
+  });
+
   it('closes the backend stream with it', () => {
     let closed = 0;
     new GatedDenoiseStream({ process: (f) => f, close: () => void closed++ }).close();

@@ -37,7 +37,7 @@
 import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv6 } from 'node:net';
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { DueQueue } from './due-queue.ts';
 import {
   CONTROL,
@@ -171,7 +171,6 @@ function tickOnce(): void {
   do {
     // Paced, the sweep is how the sockets are read; otherwise their polls read them as datagrams come.
     if (paced) native!.sweep();
-    takeMessages();
     pull();
     const until = now() + SEND_EARLY_MS;
     for (let due = queue.nextDue; due <= until; due = queue.nextDue) {
@@ -446,26 +445,10 @@ function codeOf(error: unknown): { code?: string } {
   return code ? { code } : {};
 }
 
-/**
- * Messages already posted to this thread, handled before the ring's packets are sent. Without
- * this a wake-up from the timer could send a packet handed over after a `disconnect` while the
- * socket was still connected (the message waiting behind the timer in this loop's turn), and a
- * packet addressed elsewhere is dropped on a connected socket. A packet handed over before the
- * message and sent after it is covered by `transmit`'s rules (see the header).
- */
-function takeMessages(): void {
-  for (let got = receiveMessageOnPort(port); got !== undefined; got = receiveMessageOnPort(port)) onMessage(got.message as ToWorker);
-}
-
 port.on('message', (m: ToWorker) => {
   // Packets handed over before this message are taken first: a connect, disconnect or close
   // applies to what follows it.
   pull();
-  onMessage(m);
-});
-
-/** One message from the event-loop thread (a wake-up taken by takeMessages finds the tick running: nothing more). */
-function onMessage(m: ToWorker): void {
   switch (m.op) {
     case 'bind':
       bind(m.req, m.id, m.host, m.port);
@@ -508,7 +491,7 @@ function onMessage(m: ToWorker): void {
       post({ type: 'reply', req: m.req, ...(probe && m.action === 'read' ? { probe: probe.summary() } : {}) });
       break;
   }
-}
+});
 
 // Asleep until the first packet: its producer sees the flag and wakes us.
 if (sleep()) tick();

@@ -119,6 +119,13 @@ report('spectral denoise, floor 12 dB', best(() => runBackend(new SpectralDenois
 report('spectral denoise, telephone band, 1 call', best(() => runBackend(spectral, n, telephoneFrames)));
 report('  the same without the empty-band skip', best(() => runBackend(new SpectralDenoiser({ narrowbandSkip: false }), n, telephoneFrames)));
 report('spectral denoise, narrowband (8 kHz frames), 1 call', best(() => runBackend(spectral, n, narrowFrames, NARROWBAND)));
+// The lines above run native/denoise's C core when it is built (the default); the same in TypeScript:
+const typescript = new SpectralDenoiser({ native: false });
+runBackend(typescript, 2000);
+runBackend(typescript, 2000, narrowFrames, NARROWBAND);
+console.log(`  (the spectral lines above ran ${(spectral as SpectralDenoiser).native ? 'the C core' : 'TypeScript: no C core is built'})`);
+report('spectral denoise in TypeScript, 1 call', best(() => runBackend(typescript, n)));
+report('spectral denoise in TypeScript, narrowband, 1 call', best(() => runBackend(typescript, n, narrowFrames, NARROWBAND)));
 report('RNNoise denoise (48 kHz + resampling), 1 call', best(() => runBackend(rnnoise, Math.min(n, 2500))));
 report('RNNoise denoise, narrowband (8 kHz frames), 1 call', best(() => runBackend(rnnoise, Math.min(n, 2500), narrowFrames, NARROWBAND)));
 // Many calls interleaved: per-stream state stays in cache less well than one hot stream.

@@ -22,6 +22,7 @@
  * The hop is 10 ms at both rates, so every per-hop constant below (smoothing factors, the
  * minimum window counted in hops) means the same time at both; only the sizes scale with the rate.
  */
+import { loadNativeSpectral, type NativeSpectral } from './denoise-native.ts';
 import { RealFft } from './fft.ts';
 
 /** Hop length at either rate; every per-hop constant below assumes 10 ms. */
@@ -145,6 +146,17 @@ export interface SpectralBandOptions {
   gainFloor: number;
   /** At 16 kHz: skip the empty band above 5 kHz of telephone-band audio. Ignored at 8 kHz. */
   narrowbandSkip: boolean;
+  /**
+   * Run the hops in native/denoise's C core when that module is built (the same output, bit for
+   * bit; see ./denoise-native.ts). Default false: this file's TypeScript.
+   */
+  native?: boolean;
+}
+
+/** What a stream needs of its suppressor: whole hops in, as many samples out. */
+export interface HopRunner {
+  /** Denoise `input` (a whole number of hops) into `out` (as long). */
+  frames(input: Int16Array, out: Int16Array): void;
 }
 
 /**
@@ -178,6 +190,8 @@ export class SpectralBand {
   readonly power: Float64Array;
   readonly gain: Float64Array;
   readonly time: Float64Array;
+  /** The C core's module and its twin of this band, when `options.native` and it is built. */
+  readonly native: { module: NativeSpectral; band: object } | undefined;
 
   constructor(
     readonly rate: SpectralRate,
@@ -201,14 +215,40 @@ export class SpectralBand {
     this.power = new Float64Array(this.bins);
     this.gain = new Float64Array(this.bins);
     this.time = new Float64Array(this.nfft);
+    const module = options.native ? loadNativeSpectral() : undefined;
+    this.native = module ? { module, band: module.createBand(...nativeBandArgs(this)) } : undefined;
   }
+
+  /** One stream's suppressor: the C core's when the band has one, else a SpectralCore. */
+  createCore(): HopRunner {
+    const native = this.native;
+    if (!native) return new SpectralCore(this);
+    const core = native.module.createCore(native.band);
+    return { frames: (input, out) => native.module.process(core, input, out) };
+  }
+}
+
+/**
+ * createBand's arguments (native/denoise/spectral.c): the sizes and every constant above, in its
+ * P_* order, then the tables, the very values this file computes with (the C side evaluates no
+ * libm function, so both compute the same bits).
+ */
+function nativeBandArgs(b: SpectralBand): Parameters<NativeSpectral['createBand']> {
+  const params = Float64Array.of(
+    b.hop, b.win, b.nfft, b.bins, b.gainFloor, b.skipEdge, b.skipAbs,
+    ALPHA_S, ALPHA_D, ALPHA_P, DELTA, SUB_WINDOWS, SUB_HOPS,
+    ALPHA_DD, XI_MIN, NOISE_FLOOR, NB_RATIO, NB_EXIT, NB_HOPS,
+    LSA_STEP, LSA_MAX_V,
+  );
+  const { rev, stages, split } = b.fft.tables();
+  return [params, b.window, LSA_TABLE, rev, stages, split];
 }
 
 /**
  * One call's suppressor state at one rate: `hop()` turns `band.hop` input samples into as many
  * output samples, one hop (10 ms) later. Digital silence in gives digital silence out.
  */
-export class SpectralCore {
+export class SpectralCore implements HopRunner {
   /** The previous hop's input samples (first half of the next analysis window). */
   private readonly history: Float64Array;
   /** Second half of the previous hop's synthesis, waiting to be overlap-added. */
@@ -233,6 +273,10 @@ export class SpectralCore {
     this.tail = new Float64Array(hop);
     this.state = new Float64Array(STATE * bins);
     this.pastMinima = new Float64Array(SUB_WINDOWS * bins);
+  }
+
+  frames(input: Int16Array, out: Int16Array): void {
+    for (let at = 0; at < input.length; at += this.band.hop) this.hop(input, at, out);
   }
 
   /** Denoise input[at, at + hop) into out[at, at + hop). */

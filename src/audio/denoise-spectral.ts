@@ -42,7 +42,7 @@
  * stands out more than before, which can nudge Silero on a steady tonal background (hum).
  */
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
-import { HOP_MS, SpectralBand, SpectralCore } from './denoise-spectral-core.ts';
+import { HOP_MS, SpectralBand, type HopRunner } from './denoise-spectral-core.ts';
 import { NARROWBAND_RATE } from './narrowband-frame.ts';
 import type { DenoiserBackend, DenoiserStream, DenoiserStreamOptions } from './denoise.ts';
 
@@ -66,6 +66,11 @@ export interface SpectralDenoiserOptions {
    * default true. Narrowband streams have no such band.
    */
   narrowbandSkip?: boolean;
+  /**
+   * Run the suppressor in native/denoise's C core when that module is built: the same output,
+   * bit for bit, for less CPU (./denoise-native.ts). Default true; false runs the TypeScript.
+   */
+  native?: boolean;
 }
 
 /**
@@ -78,6 +83,8 @@ export class SpectralDenoiser implements DenoiserBackend {
   readonly delayMs = SpectralDenoiseStream.delayMs;
   readonly gainFloor: number;
   readonly narrowbandSkip: boolean;
+  /** True when the streams run the C core (asked for, and built). */
+  readonly native: boolean;
   /** @internal the suppressor's tables and scratch at 16 kHz and at 8 kHz */
   readonly wide: SpectralBand;
   /** @internal */ readonly narrow: SpectralBand;
@@ -87,9 +94,10 @@ export class SpectralDenoiser implements DenoiserBackend {
     if (!(floorDb >= 0)) throw new RangeError(`floorDb must be ≥ 0, got ${floorDb}`);
     this.gainFloor = 10 ** (-floorDb / 20);
     this.narrowbandSkip = options.narrowbandSkip ?? true;
-    const band = { gainFloor: this.gainFloor, narrowbandSkip: this.narrowbandSkip };
+    const band = { gainFloor: this.gainFloor, narrowbandSkip: this.narrowbandSkip, native: options.native ?? true };
     this.wide = new SpectralBand(SAMPLE_RATE, band);
     this.narrow = new SpectralBand(NARROWBAND_RATE, band);
+    this.native = this.wide.native !== undefined;
   }
 
   /** Same shape as `Denoiser.load()`; nothing to load, but start-up code can treat both alike. */
@@ -112,14 +120,17 @@ export class SpectralDenoiser implements DenoiserBackend {
 
 /**
  * One call's suppressor at one rate, on the frames as they come (no resampling): `hop` samples
- * of input become as many of output, one hop later. Plain JS memory: close() only marks it closed.
+ * of input become as many of output, one hop later. close() only marks it closed: the C core's
+ * state is freed when the stream is collected.
  */
 abstract class SpectralStream implements DenoiserStream {
   /** Audio delay in ms: one hop (the second half of each window waits for the next hop). */
   static readonly delayMs = HOP_MS;
   readonly delayMs = HOP_MS;
   private closed = false;
-  private readonly core: SpectralCore;
+  private readonly core: HopRunner;
+  /** Samples per hop at the stream's rate. */
+  private readonly hop: number;
 
   constructor(
     band: SpectralBand,
@@ -127,24 +138,35 @@ abstract class SpectralStream implements DenoiserStream {
     readonly sampleRate: number,
     private readonly what: string,
   ) {
-    this.core = new SpectralCore(band);
+    this.core = band.createCore();
+    this.hop = band.hop;
   }
 
   /** Denoise one frame (a multiple of 10 ms at the stream's rate; 20 ms in practice) into a new frame. */
   process(frame: AudioFrame): AudioFrame {
-    if (this.closed) throw new Error(`${this.what} is closed`);
-    const rate = this.sampleRate;
-    if (frame.sampleRate !== rate) throw new RangeError(`${this.what} needs ${rate} Hz frames, got ${frame.sampleRate} Hz`);
-    const input = frame.samples;
-    const hop = this.core.band.hop;
-    if (input.length % hop !== 0) throw new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${hop} samples, got ${input.length}`);
+    this.accept(frame.samples, frame.sampleRate);
     // The frame contract: the output owns its samples, so this is the one allocation per frame.
-    const out = new Int16Array(input.length);
-    for (let at = 0; at < input.length; at += hop) this.core.hop(input, at, out);
-    return { samples: out, sampleRate: rate };
+    const out = new Int16Array(frame.samples.length);
+    this.core.frames(frame.samples, out);
+    return { samples: out, sampleRate: this.sampleRate };
   }
 
-  /** Marks the stream closed (idempotent); there is no native memory to free. */
+  /**
+   * Samples at the stream's rate denoised where they are. Safe in place: each hop's input is read
+   * in full before its output is written, in both cores.
+   */
+  processInPlace(samples: Int16Array): void {
+    this.accept(samples, this.sampleRate);
+    this.core.frames(samples, samples);
+  }
+
+  private accept(samples: Int16Array, rate: number): void {
+    if (this.closed) throw new Error(`${this.what} is closed`);
+    if (rate !== this.sampleRate) throw new RangeError(`${this.what} needs ${this.sampleRate} Hz frames, got ${rate} Hz`);
+    if (samples.length % this.hop !== 0) throw new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${this.hop} samples, got ${samples.length}`);
+  }
+
+  /** Marks the stream closed (idempotent); the C core's memory, if any, goes with the stream. */
   close(): void {
     this.closed = true;
   }

@@ -85,9 +85,10 @@ function run(m: Extract<ToWorker, { type: 'run' }>): void {
     try {
       let stream = streams.get(id);
       if (!stream) streams.set(id, (stream = backend.createStream({ narrowband })));
-      // Read fully before the in-place write: process() returns a new array. The parent checked
-      // the frame's rate against the stream's; the samples carry no rate of their own here.
-      view.set(stream.process({ samples: view, sampleRate: narrowband ? NARROWBAND_RATE : SAMPLE_RATE }).samples);
+      // The parent checked the frame's rate against the stream's; the samples carry no rate of
+      // their own here. In place where the stream can (the spectral one): no frame allocated.
+      if (stream.processInPlace) stream.processInPlace(view);
+      else view.set(stream.process({ samples: view, sampleRate: narrowband ? NARROWBAND_RATE : SAMPLE_RATE }).samples);
       header[h + 2] = STATUS_OK;
     } catch {
       header[h + 2] = STATUS_FAILED;

@@ -20,7 +20,7 @@
  * delay differ: 12 ms wideband, 14 ms narrowband (see DenoiseStream.delayMsAt).
  */
 import createRNNoise, { type RNNoiseModule } from '@echogarden/rnnoise-wasm';
-import { denoiserRate, NARROWBAND_RATE, SpectralDenoiser } from './denoise-spectral.ts';
+import { denoiserRate, NARROWBAND_RATE, SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import { WorkerDenoiser } from './denoise-worker.ts';
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
 import { Resampler } from './resample.ts';
@@ -47,6 +47,11 @@ export interface DenoiserStream {
   /** Exact audio delay this stream adds, in ms (recordings and timelines may align on it). */
   readonly delayMs: number;
   process(frame: AudioFrame): AudioFrame;
+  /**
+   * `process()` without the new frame: `samples` (at the stream's rate) are denoised where they
+   * are, for a caller that would only copy the result back (the worker's shared slab). Optional.
+   */
+  processInPlace?(samples: Int16Array): void;
   /** Frees per-call state. Idempotent; a closed stream refuses audio. */
   close(): void;
 }
@@ -94,9 +99,9 @@ export type DenoiserBackendName = 'spectral' | 'rnnoise';
 export const DEFAULT_DENOISER_BACKEND: DenoiserBackendName = 'spectral';
 
 /** Load the named backend, in-thread (the engine's default backend when omitted). */
-export async function loadDenoiser(name: DenoiserBackendName = DEFAULT_DENOISER_BACKEND): Promise<DenoiserBackend> {
+export async function loadDenoiser(name: DenoiserBackendName = DEFAULT_DENOISER_BACKEND, spectral?: SpectralDenoiserOptions): Promise<DenoiserBackend> {
   if (name === 'rnnoise') return Denoiser.load();
-  if (name === 'spectral') return SpectralDenoiser.load();
+  if (name === 'spectral') return SpectralDenoiser.load(spectral);
   throw new RangeError(`unknown denoiser backend '${String(name)}'`);
 }
 
@@ -121,11 +126,13 @@ export interface EngineDenoiser {
 
 /** The engine's denoiser: the default backend in its worker thread unless told otherwise. */
 export async function loadEngineDenoiser(
-  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number } = {},
+  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number; spectral?: SpectralDenoiserOptions } = {},
 ): Promise<EngineDenoiser> {
   const name = o.backend ?? DEFAULT_DENOISER_BACKEND;
-  if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') return WorkerDenoiser.load({ backend: name, batchIntervalMs: o.batchIntervalMs ?? 0 });
-  const backend = await loadDenoiser(name);
+  if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') {
+    return WorkerDenoiser.load({ backend: name, batchIntervalMs: o.batchIntervalMs ?? 0, ...(o.spectral ? { spectral: o.spectral } : {}) });
+  }
+  const backend = await loadDenoiser(name, o.spectral);
   return {
     name: backend.name,
     delayMs: backend.delayMs,

@@ -88,6 +88,22 @@ export class RealFft {
   }
 
   /**
+   * The tables, for the spectral denoiser's native core (native/denoise/spectral.c), which must
+   * compute with exactly these values: the bit-reversal permutation, the seven per-stage twiddle
+   * tables end to end (stRe, stIm, stImInv, st3Re, st3Im, st3ReInv, st3ImInv: N/2 each), and the
+   * split rotations (spRe then spIm: N/2 + 1 each). Copies.
+   */
+  tables(): { rev: Uint32Array; stages: Float64Array; split: Float64Array } {
+    const m = this.half;
+    const stages = new Float64Array(7 * m);
+    [this.stRe, this.stIm, this.stImInv, this.st3Re, this.st3Im, this.st3ReInv, this.st3ImInv].forEach((t, i) => stages.set(t, i * m));
+    const split = new Float64Array(2 * (m + 1));
+    split.set(this.spRe, 0);
+    split.set(this.spIm, m + 1);
+    return { rev: this.rev.slice(), stages, split };
+  }
+
+  /**
    * Forward transform of `input` (N real samples; shorter input is zero-padded) into
    * `outRe`/`outIm` (N/2 + 1 bins each). Unnormalised: X[k] = Σ x[n] e^{-2πikn/N}.
    */

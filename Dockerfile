@@ -1,7 +1,7 @@
 # Switchboard engine: REST (8080/tcp), SIP (5060/udp+tcp), RTP (20000-29999/udp).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-# @discordjs/opus, better-sqlite3, native/rtp-udp and native/denoise build from source.
+# @discordjs/opus, better-sqlite3, native/rtp-udp and native/dsp build from source.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
 COPY native ./native

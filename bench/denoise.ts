@@ -119,7 +119,7 @@ report('spectral denoise, floor 12 dB', best(() => runBackend(new SpectralDenois
 report('spectral denoise, telephone band, 1 call', best(() => runBackend(spectral, n, telephoneFrames)));
 report('  the same without the empty-band skip', best(() => runBackend(new SpectralDenoiser({ narrowbandSkip: false }), n, telephoneFrames)));
 report('spectral denoise, narrowband (8 kHz frames), 1 call', best(() => runBackend(spectral, n, narrowFrames, NARROWBAND)));
-// The lines above run native/denoise's C core when it is built (the default); the same in TypeScript:
+// The lines above run native/dsp's C core when it is built (the default); the same in TypeScript:
 const typescript = new SpectralDenoiser({ native: false });
 runBackend(typescript, 2000);
 runBackend(typescript, 2000, narrowFrames, NARROWBAND);

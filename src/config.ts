@@ -35,7 +35,7 @@ const schema = z
     RTP_PORT_MAX: port.default(29999),
     SWITCHBOARD_RTP_THREAD: z.enum(['0', '1']).default('1'),
     SWITCHBOARD_RTP_NATIVE: z.enum(['0', '1']).default('1'),
-    SWITCHBOARD_DENOISE_NATIVE: z.enum(['0', '1']).default('1'),
+    SWITCHBOARD_DSP_NATIVE: z.enum(['0', '1']).default('1'),
     SWITCHBOARD_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(200),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     OPENAI_API_KEY: z.string().min(1).optional(),
@@ -68,8 +68,8 @@ export interface Config {
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
    */
   rtp: { portMin: number; portMax: number; thread: boolean; native: boolean };
-  /** The spectral denoiser's hops in native/denoise's C core when it is built (else TypeScript). */
-  denoiseNative: boolean;
+  /** The C DSP kernels of native/dsp (the denoiser's core) when built, else TypeScript; src/audio/native-dsp.ts. */
+  dspNative: boolean;
   /** V8's old-generation growing factor as 1 + percent/100 (0: V8's own heuristic); see src/util/gc-tuning.ts. */
   heapGrowingPercent: number;
   logLevel: string;
@@ -99,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     sip: { host: e.SIP_HOST, port: e.SIP_PORT, publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost() },
     rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1' },
-    denoiseNative: e.SWITCHBOARD_DENOISE_NATIVE === '1',
+    dspNative: e.SWITCHBOARD_DSP_NATIVE === '1',
     heapGrowingPercent: e.SWITCHBOARD_HEAP_GROWING_PERCENT,
     logLevel: e.LOG_LEVEL,
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },

@@ -6,6 +6,7 @@ import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
 import { applyHeapGrowing } from './util/gc-tuning.ts';
+import { useNativeDsp } from './audio/native-dsp.ts';
 import { systemClock } from './util/clock.ts';
 import { createLogger } from './util/logger.ts';
 import { buildApp } from './api/app.ts';
@@ -35,6 +36,8 @@ const DRAIN_GRACE_MS = 20_000;
 export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
   const logger = createLogger(config.logLevel);
   applyHeapGrowing(config.heapGrowingPercent);
+  // The C DSP kernels (the denoiser's core) when built, unless SWITCHBOARD_DSP_NATIVE=0.
+  useNativeDsp(config.dspNative);
   // Before the store opens: a bad SWITCHBOARD_CATALOG stops start-up with nothing to clean up.
   const catalog = Catalog.load(config);
   const store = openStore(config.dataDir);

@@ -22,7 +22,7 @@
  * The hop is 10 ms at both rates, so every per-hop constant below (smoothing factors, the
  * minimum window counted in hops) means the same time at both; only the sizes scale with the rate.
  */
-import { loadNativeSpectral, type NativeSpectral } from './denoise-native.ts';
+import { nativeDsp, type NativeDsp } from './native-dsp.ts';
 import { RealFft } from './fft.ts';
 
 /** Hop length at either rate; every per-hop constant below assumes 10 ms. */
@@ -147,8 +147,8 @@ export interface SpectralBandOptions {
   /** At 16 kHz: skip the empty band above 5 kHz of telephone-band audio. Ignored at 8 kHz. */
   narrowbandSkip: boolean;
   /**
-   * Run the hops in native/denoise's C core when that module is built (the same output, bit for
-   * bit; see ./denoise-native.ts). Default false: this file's TypeScript.
+   * Run the hops in native/dsp's C core when that module is built and enabled (the same output,
+   * bit for bit; see ./native-dsp.ts). Default false: this file's TypeScript.
    */
   native?: boolean;
 }
@@ -191,7 +191,7 @@ export class SpectralBand {
   readonly gain: Float64Array;
   readonly time: Float64Array;
   /** The C core's module and its twin of this band, when `options.native` and it is built. */
-  readonly native: { module: NativeSpectral; band: object } | undefined;
+  readonly native: { module: NativeDsp; band: object } | undefined;
 
   constructor(
     readonly rate: SpectralRate,
@@ -215,7 +215,7 @@ export class SpectralBand {
     this.power = new Float64Array(this.bins);
     this.gain = new Float64Array(this.bins);
     this.time = new Float64Array(this.nfft);
-    const module = options.native ? loadNativeSpectral() : undefined;
+    const module = options.native ? nativeDsp() : undefined;
     this.native = module ? { module, band: module.createBand(...nativeBandArgs(this)) } : undefined;
   }
 
@@ -229,11 +229,11 @@ export class SpectralBand {
 }
 
 /**
- * createBand's arguments (native/denoise/spectral.c): the sizes and every constant above, in its
+ * createBand's arguments (native/dsp/spectral.c): the sizes and every constant above, in its
  * P_* order, then the tables, the very values this file computes with (the C side evaluates no
  * libm function, so both compute the same bits).
  */
-function nativeBandArgs(b: SpectralBand): Parameters<NativeSpectral['createBand']> {
+function nativeBandArgs(b: SpectralBand): Parameters<NativeDsp['createBand']> {
   const params = Float64Array.of(
     b.hop, b.win, b.nfft, b.bins, b.gainFloor, b.skipEdge, b.skipAbs,
     ALPHA_S, ALPHA_D, ALPHA_P, DELTA, SUB_WINDOWS, SUB_HOPS,

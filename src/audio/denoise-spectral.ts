@@ -67,8 +67,9 @@ export interface SpectralDenoiserOptions {
    */
   narrowbandSkip?: boolean;
   /**
-   * Run the suppressor in native/denoise's C core when that module is built: the same output,
-   * bit for bit, for less CPU (./denoise-native.ts). Default true; false runs the TypeScript.
+   * Run the suppressor in native/dsp's C core when that module is built and enabled
+   * (./native-dsp.ts): the same output, bit for bit, for less CPU. Default true; false runs the
+   * TypeScript.
    */
   native?: boolean;
 }

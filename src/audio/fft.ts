@@ -88,7 +88,7 @@ export class RealFft {
   }
 
   /**
-   * The tables, for the spectral denoiser's native core (native/denoise/spectral.c), which must
+   * The tables, for the spectral denoiser's native core (native/dsp/spectral.c), which must
    * compute with exactly these values: the bit-reversal permutation, the seven per-stage twiddle
    * tables end to end (stRe, stIm, stImInv, st3Re, st3Im, st3ReInv, st3ImInv: N/2 each), and the
    * split rotations (spRe then spIm: N/2 + 1 each). Copies.

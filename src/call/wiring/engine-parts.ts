@@ -19,7 +19,7 @@ import { createCascadeMetrics } from '../cascade/index.ts';
 import type { EngineContext } from '../engine.ts';
 
 export interface EnginePartsInput {
-  config: Pick<Config, 'openai' | 'deepgram' | 'dataDir' | 'denoiseNative'>;
+  config: Pick<Config, 'openai' | 'deepgram' | 'dataDir' | 'dspNative'>;
   clock: Clock;
   logger: Logger;
   catalog: EngineContext['catalog'] & Catalog;
@@ -65,8 +65,9 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   // own worker thread, off the thread that paces every call's RTP; started first, so the worker
   // boots (~0.3 s) while the VAD and Flite load. A failure costs noise cancellation, not calls:
   // the cascade runs without a denoiser when none is given.
-  // Its hops in native/denoise's C core when built (SWITCHBOARD_DENOISE_NATIVE=0: TypeScript).
-  const denoiserLoad = loadEngineDenoiser({ batchIntervalMs: DENOISER_BATCH_INTERVAL_MS, spectral: { native: input.config.denoiseNative } }).catch((err: unknown) => {
+  // Its hops in native/dsp's C core when built (SWITCHBOARD_DSP_NATIVE=0: TypeScript); the
+  // denoiser's worker thread has its own copy of useNativeDsp's switch, hence the option.
+  const denoiserLoad = loadEngineDenoiser({ batchIntervalMs: DENOISER_BATCH_INTERVAL_MS, spectral: { native: input.config.dspNative } }).catch((err: unknown) => {
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
   });

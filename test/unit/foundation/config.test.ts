@@ -41,15 +41,15 @@ describe('configuration', () => {
     expect(loadConfig({ SWITCHBOARD_RTP_NATIVE: '0' }).rtp.native).toBe(false);
   });
 
-  it("runs the denoiser's C core unless SWITCHBOARD_DENOISE_NATIVE=0", () => {
-    expect(loadConfig({}).denoiseNative).toBe(true);
-    expect(loadConfig({ SWITCHBOARD_DENOISE_NATIVE: '0' }).denoiseNative).toBe(false);
+  it('runs the C DSP kernels unless SWITCHBOARD_DSP_NATIVE=0', () => {
+    expect(loadConfig({}).dspNative).toBe(true);
+    expect(loadConfig({ SWITCHBOARD_DSP_NATIVE: '0' }).dspNative).toBe(false);
   });
 
   it.each([
     ['SWITCHBOARD_RTP_THREAD', 'yes'],
     ['SWITCHBOARD_RTP_NATIVE', 'on'],
-    ['SWITCHBOARD_DENOISE_NATIVE', 'true'],
+    ['SWITCHBOARD_DSP_NATIVE', 'true'],
     ['HTTP_PORT', 'eighty'],
     ['HTTP_PORT', '70000'],
     ['SIP_PORT', '0'],

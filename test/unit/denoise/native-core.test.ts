@@ -1,16 +1,16 @@
 /**
- * native/denoise's C core against the TypeScript core it ports (src/audio/denoise-native.ts):
+ * native/dsp's denoiser core against the TypeScript core it ports (src/audio/native-dsp.ts):
  * the same samples out, bit for bit, on every path of the suppressor: wideband speech in noise,
  * telephone-band audio at 16 kHz (the empty-band skip, entered and left), narrowband 8 kHz,
  * digital silence, full-scale clipping, and frames of one, two and four hops.
  */
 import { describe, expect, it } from 'vitest';
-import { loadNativeSpectral } from '../../../src/audio/denoise-native.ts';
+import { nativeDsp, useNativeDsp } from '../../../src/audio/native-dsp.ts';
 import { SpectralDenoiser } from '../../../src/audio/denoise-spectral.ts';
 import { concatPcm } from '../../../src/audio/frame.ts';
 import { at8k, clip, scene, telephone } from './scenes.ts';
 
-const native = loadNativeSpectral();
+const native = nativeDsp();
 const typescript = new SpectralDenoiser({ native: false });
 const c = new SpectralDenoiser();
 
@@ -44,6 +44,14 @@ describe('native spectral core', () => {
     if (process.platform === 'linux' && process.arch === 'x64') expect(native).toBeDefined();
     expect(c.native).toBe(native !== undefined);
     expect(typescript.native).toBe(false);
+    // SWITCHBOARD_DSP_NATIVE=0 (the composition root's useNativeDsp(false)) makes TypeScript the default.
+    useNativeDsp(false);
+    try {
+      expect(new SpectralDenoiser().native).toBe(false);
+    } finally {
+      useNativeDsp(true);
+    }
+    expect(new SpectralDenoiser().native).toBe(native !== undefined);
   });
 
   const { noisy } = scene('utt-phone-number', 'noise-street');

@@ -6,7 +6,7 @@
  * constant comes from the TypeScript side (createBand), so no libm function is evaluated here,
  * and each value is computed by the same IEEE operations in the same order (+, −, ×, ÷, sqrt,
  * floor on doubles; built with -ffp-contract=off, so no multiply-add is fused, and nothing is
- * reassociated). test/unit/denoise/native.test.ts holds the two to identical output.
+ * reassociated). test/unit/denoise/native-core.test.ts holds the two to identical output.
  *
  * Where it differs is the layout, for SSE2 (x86-64's baseline): the per-bin state is one array
  * per quantity rather than interleaved, and the per-bin loops (MCRA, the gain's divisions and
@@ -14,22 +14,18 @@
  * rounds each lane exactly as the scalar one, so the lanes compute TypeScript's values; the
  * packed min/max stand for the scalar selects only where no NaN and no ±0 tie can occur (noted
  * there). About 2.7–3× faster than the TypeScript core per hop (bench/denoise.ts). Other
- * architectures do not build it (#error below) and run the TypeScript core.
+ * architectures do not build the module (dsp.h) and run the TypeScript core.
  *
  * Objects: a band (one per rate and backend: sizes, tables and scratch, like SpectralBand) and
  * cores (one per stream: the MCRA and overlap-add state, like SpectralCore). A core keeps its
  * band alive (a count, freed when the last of band and cores is collected). Everything runs on
  * the thread that made it: the scratch is shared by the band's cores, as in TypeScript.
  */
-#define NAPI_VERSION 8
+#include "dsp.h"
 #include <math.h>
-#include <node_api.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifndef __SSE2__
-#error "this core is written for SSE2 (x86-64); elsewhere the TypeScript core runs"
-#endif
 #include <emmintrin.h>
 
 /* createBand's `params`, in this order (nativeParams() in denoise-spectral-core.ts). */
@@ -691,12 +687,11 @@ static napi_value process_frames(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-NAPI_MODULE_INIT() {
+void spectral_register(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     {"createBand", NULL, create_band, NULL, NULL, NULL, napi_default, NULL},
     {"createCore", NULL, create_core, NULL, NULL, NULL, napi_default, NULL},
     {"process", NULL, process_frames, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
-  return exports;
 }

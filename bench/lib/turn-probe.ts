@@ -13,9 +13,10 @@
  * - the rest of the turn from the cascade's own timeline (`CascadeCall.emit`): `end-of-turn`
  *   (after the STT final wait; `taken`), `turn-start`, `assistant-audio-start` (the reply's first
  *   frame handed to the call's outbound audio), `interruption` (barge-in decided);
- * - provider requests: `globalThis.fetch` (what the `openai` client uses) adds `x-bench-call`
- *   so the stand-ins can report per call, and notes when the turn's first chat and speech
- *   requests left and when their response headers came back;
+ * - provider requests: `http.request`, which the `openai` clients' fetch (src/providers/
+ *   http-fetch.ts) sends through, and `globalThis.fetch` for what it hands on, add
+ *   `x-bench-call` so the stand-ins can report per call, and note when the turn's first chat and
+ *   speech requests left and when their response headers came back;
  * - the first RTP packet of the reply: `dgram.Socket.prototype.send` on the call's RTP socket,
  *   or, with RTP in its I/O thread (the default), the packet's due time when it is handed over
  *   (`ThreadRtpSocket.sendAt`; the thread sends it then);
@@ -25,6 +26,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import dgram from 'node:dgram';
+import http from 'node:http';
 import { CascadeCall } from '../../src/call/cascade/cascade-call.ts';
 import type { TimelineEvent } from '../../src/call/cascade/timeline.ts';
 import type { CallEngine, CallEnv } from '../../src/call/call-env.ts';
@@ -119,8 +121,35 @@ export function installTurnProbe(rtpPortMin: number, rtpPortMax: number): TurnPr
     return n > 0 && Math.sqrt(sum / n) >= AUDIBLE_RMS;
   };
 
-  // 1. Provider requests (the openai client reads globalThis.fetch when it is constructed, so
-  // this must be installed before startEngine).
+  // 1. Provider requests. The openai clients' fetch (src/providers/http-fetch.ts) calls
+  // `http.request(url, { method, headers, agent })` on the module object, inside the call's async
+  // context; anything it does not take goes to globalThis.fetch (read when a client is
+  // constructed, so both are installed before startEngine).
+  type Kind = 'llm' | 'tts';
+  const kindOf = (url: string): Kind | undefined => (url.includes('/chat/completions') ? 'llm' : url.includes('/audio/speech') ? 'tts' : undefined);
+  /** The turn's record when this is its first request of `kind`: its send time is noted. */
+  const firstOfTurn = (tag: { current?: TurnRecord }, kind: Kind | undefined): TurnRecord | undefined => {
+    const rec = tag.current && tag.current.settledAt !== undefined ? tag.current : undefined;
+    if (rec === undefined || kind === undefined || rec[kind === 'llm' ? 'llmRequestAt' : 'ttsRequestAt'] !== undefined) return undefined;
+    rec[kind === 'llm' ? 'llmRequestAt' : 'ttsRequestAt'] = mono();
+    return rec;
+  };
+  const headersCame = (rec: TurnRecord, kind: Kind): void => {
+    rec[kind === 'llm' ? 'llmHeadersAt' : 'ttsHeadersAt'] = mono();
+  };
+  const origRequest = http.request;
+  http.request = function benchRequest(this: unknown, ...args: unknown[]): http.ClientRequest {
+    const tag = als.getStore();
+    const [url, options] = args;
+    if (!tag || !(url instanceof URL) || typeof options !== 'object' || options === null) return (origRequest as (...a: unknown[]) => http.ClientRequest).apply(http, args);
+    const o = options as http.RequestOptions;
+    o.headers = { ...(o.headers as Record<string, string>), 'x-bench-call': tag.id };
+    const kind = kindOf(url.href);
+    const rec = firstOfTurn(tag, kind);
+    const req = (origRequest as (...a: unknown[]) => http.ClientRequest).apply(http, args);
+    if (rec) req.once('response', () => headersCame(rec, kind!));
+    return req;
+  } as typeof http.request;
   const origFetch = globalThis.fetch;
   globalThis.fetch = async function benchFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const tag = als.getStore();
@@ -128,12 +157,10 @@ export function installTurnProbe(rtpPortMin: number, rtpPortMax: number): TurnPr
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
     headers.set('x-bench-call', tag.id);
-    const kind = url.includes('/chat/completions') ? 'llm' : url.includes('/audio/speech') ? 'tts' : undefined;
-    const rec = tag.current && tag.current.settledAt !== undefined ? tag.current : undefined;
-    const first = rec !== undefined && kind !== undefined && rec[kind === 'llm' ? 'llmRequestAt' : 'ttsRequestAt'] === undefined;
-    if (first) rec![kind === 'llm' ? 'llmRequestAt' : 'ttsRequestAt'] = mono();
+    const kind = kindOf(url);
+    const rec = firstOfTurn(tag, kind);
     const res = await origFetch(input, { ...init, headers });
-    if (first) rec![kind === 'llm' ? 'llmHeadersAt' : 'ttsHeadersAt'] = mono();
+    if (rec) headersCame(rec, kind!);
     return res;
   } as typeof fetch;
 

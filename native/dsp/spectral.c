@@ -13,7 +13,7 @@
  * square roots) and the FFT's butterflies run two doubles per instruction. A packed operation
  * rounds each lane exactly as the scalar one, so the lanes compute TypeScript's values; the
  * packed min/max stand for the scalar selects only where no NaN and no ±0 tie can occur (noted
- * there). About 2.7–3× faster than the TypeScript core per hop (bench/denoise.ts). Other
+ * there). About 3.7× faster than the TypeScript core per frame (bench/denoise.ts). Other
  * architectures do not build the module (dsp.h) and run the TypeScript core.
  *
  * Objects: a band (one per rate and backend: sizes, tables and scratch, like SpectralBand) and

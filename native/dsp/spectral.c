@@ -496,12 +496,46 @@ static int typed(napi_env env, napi_value v, napi_typedarray_type want, void **d
 
 static void band_finalize(napi_env env, void *data, void *hint) { band_release((Band *)data); }
 
+/* Tags on the two kinds of handle, so neither can be passed for the other (or anything else). */
+static const napi_type_tag BAND_TAG = {0x5b1c0a7e2d3f4e61ULL, 0x9a8b7c6d5e4f3a21ULL};
+static const napi_type_tag CORE_TAG = {0x5b1c0a7e2d3f4e62ULL, 0x9a8b7c6d5e4f3a22ULL};
+
+/* The pointer inside `v` when it is an external tagged `tag`; NULL otherwise. */
+static void *unwrap(napi_env env, napi_value v, const napi_type_tag *tag) {
+  napi_valuetype t;
+  bool tagged;
+  void *data;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external) return NULL;
+  if (napi_check_object_type_tag(env, v, tag, &tagged) != napi_ok || !tagged) return NULL;
+  if (napi_get_value_external(env, v, &data) != napi_ok) return NULL;
+  return data;
+}
+
+
 static void core_finalize(napi_env env, void *data, void *hint) {
   Core *c = (Core *)data;
   Band *b = c->band;
   free(c->mem);
   free(c);
   band_release(b);
+}
+
+/*
+ * `data` as a handle tagged `tag`, which frees it (`finalize`) when collected; NULL with an error
+ * thrown when that fails (and `data` freed, or left to the collector once the external exists).
+ */
+static napi_value handle(napi_env env, void *data, napi_finalize finalize, const napi_type_tag *tag) {
+  napi_value out;
+  if (napi_create_external(env, data, finalize, NULL, &out) != napi_ok) {
+    finalize(env, data, NULL);
+    napi_throw_error(env, NULL, "spectral_denoise: napi_create_external failed");
+    return NULL;
+  }
+  if (napi_type_tag_object(env, out, tag) != napi_ok) {
+    napi_throw_error(env, NULL, "spectral_denoise: napi_type_tag_object failed");
+    return NULL;
+  }
+  return out;
 }
 
 /* Copies `n` doubles of argument `v` into `dst`; 0 when it is not a Float64Array that long. */
@@ -614,26 +648,18 @@ static napi_value create_band(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "createBand: a table is missing or has the wrong type or length");
     return NULL;
   }
-  napi_value out;
-  if (napi_create_external(env, b, band_finalize, NULL, &out) != napi_ok) {
-    band_release(b);
-    napi_throw_error(env, NULL, "createBand: napi_create_external failed");
-    return NULL;
-  }
-  return out;
+  return handle(env, b, band_finalize, &BAND_TAG);
 }
 
 static napi_value create_core(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  napi_valuetype t;
-  void *data;
-  if (argc < 1 || napi_typeof(env, argv[0], &t) != napi_ok || t != napi_external || napi_get_value_external(env, argv[0], &data) != napi_ok) {
+  Band *b = argc < 1 ? NULL : (Band *)unwrap(env, argv[0], &BAND_TAG);
+  if (!b) {
     napi_throw_type_error(env, NULL, "createCore: expected a band");
     return NULL;
   }
-  Band *b = (Band *)data;
   Core *c = calloc(1, sizeof(Core));
   const size_t doubles = 2 * (size_t)b->hop + (6 + (size_t)b->sub_windows) * b->bins;
   if (!c || !(c->mem = calloc(doubles, sizeof(double)))) {
@@ -653,13 +679,7 @@ static napi_value create_core(napi_env env, napi_callback_info info) {
   c->past_minima = at += b->bins;
   c->band = b;
   b->refs++;
-  napi_value out;
-  if (napi_create_external(env, c, core_finalize, NULL, &out) != napi_ok) {
-    core_finalize(env, c, NULL);
-    napi_throw_error(env, NULL, "createCore: napi_create_external failed");
-    return NULL;
-  }
-  return out;
+  return handle(env, c, core_finalize, &CORE_TAG);
 }
 
 /* process(core, input: Int16Array, output: Int16Array): input.length / hop hops, same length out. */
@@ -667,15 +687,13 @@ static napi_value process_frames(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  napi_valuetype t;
-  void *data, *in, *out;
+  void *in, *out;
   size_t in_len, out_len;
-  if (argc < 3 || napi_typeof(env, argv[0], &t) != napi_ok || t != napi_external || napi_get_value_external(env, argv[0], &data) != napi_ok ||
-      !typed(env, argv[1], napi_int16_array, &in, &in_len) || !typed(env, argv[2], napi_int16_array, &out, &out_len)) {
+  Core *c = argc < 3 ? NULL : (Core *)unwrap(env, argv[0], &CORE_TAG);
+  if (!c || !typed(env, argv[1], napi_int16_array, &in, &in_len) || !typed(env, argv[2], napi_int16_array, &out, &out_len)) {
     napi_throw_type_error(env, NULL, "process: expected (core, Int16Array, Int16Array)");
     return NULL;
   }
-  Core *c = (Core *)data;
   const size_t h = (size_t)c->band->hop;
   if (in_len != out_len || in_len % h != 0) {
     napi_throw_range_error(env, NULL, "process: input and output must be the same whole number of hops");

@@ -100,6 +100,9 @@ describe('native spectral core', () => {
     expect(() => mod.createCore({})).toThrow(TypeError);
     const band = c.narrow.native!.band;
     const core = mod.createCore(band);
+    // Handles are typed: a core is not a band, a band is not a core.
+    expect(() => mod.createCore(core)).toThrow(TypeError);
+    expect(() => mod.process(band, new Int16Array(160), new Int16Array(160))).toThrow(TypeError);
     expect(() => mod.process(core, new Int16Array(160), new Int16Array(80))).toThrow(RangeError);
     expect(() => mod.process(core, new Int16Array(100), new Int16Array(100))).toThrow(RangeError);
     expect(() => mod.process(core, new Float32Array(160) as unknown as Int16Array, new Int16Array(160))).toThrow(TypeError);

@@ -2,10 +2,11 @@
  * Switchboard's DSP kernels in C (native/dsp, the optional package `switchboard-dsp`, built by
  * node-gyp at install; x86-64 only, it uses SSE2). Today one: the spectral denoiser's hop
  * (./denoise-spectral-core.ts SpectralCore) and the FFTs it runs (./fft.ts), at about a quarter
- * of the TypeScript core's time per frame (bench/denoise.ts). A kernel is a port of its TypeScript, operation for
- * operation: tables and constants are handed over from TypeScript, no libm function is evaluated
- * in C, and sums run in the same order, so the output is the same, bit for bit
- * (test/unit/denoise/native-core.test.ts). What it saves is CPU (bench/RESULTS.md, session 15).
+ * of the TypeScript core's time per frame (bench/denoise.ts). A kernel is a port of its
+ * TypeScript, operation for operation: tables and constants are handed over from TypeScript, no
+ * libm function is evaluated in C, and sums run in the same order, so the output is the same, bit
+ * for bit (test/unit/denoise/native-core.test.ts). What it saves is CPU (bench/RESULTS.md,
+ * session 15).
  * (The resampler's hot loops were ported too and measured: V8 runs them within 3–30 % of C, most
  * of a frame's cost being around the loop, so they stay TypeScript.)
  *

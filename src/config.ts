@@ -37,6 +37,7 @@ const schema = z
     SWITCHBOARD_RTP_NATIVE: z.enum(['0', '1']).default('1'),
     SWITCHBOARD_DSP_NATIVE: z.enum(['0', '1']).default('1'),
     SWITCHBOARD_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(200),
+    SWITCHBOARD_DENOISER_BUSY_BATCH_MS: z.coerce.number().int().min(0).max(200).default(40),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     OPENAI_API_KEY: z.string().min(1).optional(),
     OPENAI_BASE_URL: optionalUrl,
@@ -72,6 +73,8 @@ export interface Config {
   dspNative: boolean;
   /** V8's old-generation growing factor as 1 + percent/100 (0: V8's own heuristic); see src/util/gc-tuning.ts. */
   heapGrowingPercent: number;
+  /** Denoiser batches at most this often (ms) while the engine is busy; ≤ 20: never (src/call/wiring/engine-parts.ts). */
+  denoiserBusyBatchMs: number;
   logLevel: string;
   openai: { apiKey?: string; baseUrl?: string };
   deepgram: { apiKey?: string; baseUrl?: string };
@@ -101,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1' },
     dspNative: e.SWITCHBOARD_DSP_NATIVE === '1',
     heapGrowingPercent: e.SWITCHBOARD_HEAP_GROWING_PERCENT,
+    denoiserBusyBatchMs: e.SWITCHBOARD_DENOISER_BUSY_BATCH_MS,
     logLevel: e.LOG_LEVEL,
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
     deepgram: { apiKey: e.DEEPGRAM_API_KEY, baseUrl: e.DEEPGRAM_BASE_URL },

@@ -7,8 +7,9 @@
  * filter state, the frame's first `delayMs` of output) is the line's real audio, not audio from
  * before the silence.
  *
- * Works over either kind of stream: in-thread (a frame back at once) or worker-backed (a promise),
- * for a caller that hands over one frame at a time in order, as the cascade's listener does.
+ * Works over either kind of stream: in-thread (a frame back at once) or worker-backed (a promise,
+ * or a callback). `process()` is for a caller that hands over one frame at a time;
+ * `processThen()` also takes frames before the earlier ones are answered, and answers in order.
  */
 import { zeroSamples, type AudioFrame } from './frame.ts';
 import { meanSquareInt16, SILENCE_GATE_DBFS, SilenceGate } from './silence-gate.ts';
@@ -26,12 +27,24 @@ export const DENOISE_GATE_HANGOVER_FRAMES = 50;
 /** A call's denoiser stream of either kind: in-thread (a frame back at once) or worker-backed. */
 export interface DenoiseStreamLike {
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
-  /** `process()` by callback (./denoise.ts, AsyncDenoiserStream); `done` may run inside it. */
+  /**
+   * `process()` by callback (./denoise.ts, AsyncDenoiserStream); `done` may run inside it. Frames
+   * may be given before earlier ones are answered: they are answered in the order given.
+   */
   processThen?(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void;
   close?(): void;
 }
 
 const ignore = (): void => {};
+
+/** A frame given to processThen, until it is answered. */
+interface Answer {
+  out: AudioFrame | undefined;
+  /** Still with the backend. */
+  waiting: boolean;
+  done: (frame: AudioFrame) => void;
+  fail: (error: Error) => void;
+}
 const isPromise = (x: AudioFrame | Promise<AudioFrame>): x is Promise<AudioFrame> => typeof (x as Promise<AudioFrame>).then === 'function';
 
 export class GatedDenoiseStream implements DenoiseStreamLike {
@@ -39,6 +52,11 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
   /** The last frame given: while the gate is closed, the one to prime the backend with. */
   private previous: AudioFrame | undefined;
   private skippedFrames = 0;
+  /**
+   * Frames given by processThen and not yet answered, oldest first: those with the backend
+   * (`waiting`) and silent ones behind them. The head is always waiting.
+   */
+  private readonly answers: Answer[] = [];
 
   constructor(
     private readonly inner: DenoiseStreamLike,
@@ -56,20 +74,60 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
     return this.gated(frame) ?? this.inner.process(frame);
   }
 
-  /** Always available: by the inner stream's `processThen` when it has one, else by its `process`. */
+  /**
+   * Always available: by the inner stream's `processThen` when it has one, else by its `process`.
+   * Several frames may be given before the first is answered (the cascade's listener keeps a few
+   * in flight); they are answered in the order given, a silent frame after those still with the
+   * backend, even though the gate decided it at once.
+   */
   processThen(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void {
     const silent = this.gated(frame);
-    if (silent) return done(silent);
+    if (silent) {
+      if (this.answers.length === 0) return done(silent);
+      this.answers.push({ out: silent, waiting: false, done, fail });
+      return;
+    }
+    this.answers.push({ out: undefined, waiting: true, done, fail });
+    this.toBackend(frame);
+  }
+
+  /**
+   * Gives the backend a frame whose answer is the oldest still waiting in `answers` (the backend
+   * answers in order).
+   */
+  private toBackend(frame: AudioFrame): void {
     const inner = this.inner;
-    if (inner.processThen) return inner.processThen(frame, done, fail);
+    if (inner.processThen) return inner.processThen(frame, this.answered, this.refused);
     let out: AudioFrame | Promise<AudioFrame>;
     try {
       out = inner.process(frame);
     } catch (error) {
-      return fail(error as Error);
+      return this.refused(error as Error);
     }
-    if (isPromise(out)) out.then(done, fail);
-    else done(out);
+    if (isPromise(out)) out.then(this.answered, this.refused);
+    else this.answered(out);
+  }
+
+  private readonly answered = (out: AudioFrame): void => {
+    const head = this.answers[0]!;
+    head.out = out;
+    head.waiting = false;
+    this.drain();
+  };
+
+  private readonly refused = (error: Error): void => {
+    const head = this.answers.shift()!;
+    head.fail(error);
+    this.drain();
+  };
+
+  /** Answers the frames at the head of the line whose output is ready. */
+  private drain(): void {
+    const answers = this.answers;
+    while (answers.length > 0 && !answers[0]!.waiting) {
+      const a = answers.shift()!;
+      a.done(a.out!);
+    }
   }
 
   /**
@@ -94,13 +152,8 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
    * has since left, must not cost the loud frame its turn).
    */
   private prime(previous: AudioFrame): void {
-    const inner = this.inner;
-    if (inner.processThen) return inner.processThen(previous, ignore, ignore);
-    try {
-      void Promise.resolve(inner.process(previous)).catch(ignore);
-    } catch {
-      // Refused in-thread: dropped like the output.
-    }
+    this.answers.push({ out: undefined, waiting: true, done: ignore, fail: ignore });
+    this.toBackend(previous);
   }
 
   close(): void {

@@ -22,6 +22,7 @@
 import createRNNoise, { type RNNoiseModule } from '@echogarden/rnnoise-wasm';
 import { denoiserRate, NARROWBAND_RATE, SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import { WorkerDenoiser } from './denoise-worker.ts';
+import type { BusyPacing } from '../util/batch-pacer.ts';
 import { SAMPLE_RATE, type AudioFrame } from './frame.ts';
 import { Resampler } from './resample.ts';
 
@@ -126,11 +127,11 @@ export interface EngineDenoiser {
 
 /** The engine's denoiser: the default backend in its worker thread unless told otherwise. */
 export async function loadEngineDenoiser(
-  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number; spectral?: SpectralDenoiserOptions } = {},
+  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number; busy?: BusyPacing; spectral?: SpectralDenoiserOptions } = {},
 ): Promise<EngineDenoiser> {
   const name = o.backend ?? DEFAULT_DENOISER_BACKEND;
   if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') {
-    return WorkerDenoiser.load({ backend: name, batchIntervalMs: o.batchIntervalMs ?? 0, ...(o.spectral ? { spectral: o.spectral } : {}) });
+    return WorkerDenoiser.load({ backend: name, batchIntervalMs: o.batchIntervalMs ?? 0, ...(o.busy ? { busy: o.busy } : {}), ...(o.spectral ? { spectral: o.spectral } : {}) });
   }
   const backend = await loadDenoiser(name, o.spectral);
   return {

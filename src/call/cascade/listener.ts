@@ -1,14 +1,14 @@
 /**
- * The caller's side of the pipeline, one frame at a time: (denoise) → STT → VAD → speech events.
- * Frames are processed strictly in order and the next frame is taken only once the VAD has
- * answered for this one, which keeps the detector's timeline exact and gives a virtual clock
- * driver a clear "idle" point. Frames are piped from the inbound queue (read in the media clock's
- * playout turn) rather than awaited, which costs no promise per frame.
+ * The caller's side of the pipeline: (denoise) → STT → VAD → speech events. Frames are processed
+ * strictly in order: a few may be with the denoiser at once, but STT and the VAD get them one
+ * at a time, the next once the VAD has answered for the last, which keeps the detector's
+ * timeline exact. While any frame is in flight the listener holds tracked work, which gives a
+ * virtual clock driver a clear "idle" point. Frames are piped from the inbound queue (read in
+ * the media clock's playout turn) rather than awaited, which costs no promise per frame.
  *
  * The denoiser may answer synchronously (in-thread backends), by callback (`processThen`: the
  * gated stream the engine uses, over the worker-backed one, src/audio/denoise-worker.ts) or with
- * a promise. The wait is tracked work, so a virtual clock stands still while the worker
- * denoises; STT still gets the clean frames strictly in order, then the VAD.
+ * a promise; either way in the order it was given the frames.
  *
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
@@ -81,16 +81,40 @@ export function listen(o: ListenerOptions): Promise<void> {
 }
 
 /**
- * One frame in flight at a time: the inbound pipe is paused from a frame's arrival until the VAD
- * has answered for it, and frames arriving meanwhile wait in the source's queue. The steps are
- * functions made once and the VAD answers by callback, so a frame costs no closure and no
- * promise (only the worker denoiser's, when it runs).
+ * Frames taken but not yet answered by the VAD, at most: 100 ms of audio. The denoiser's worker
+ * batches every call's frames together once per DENOISER_BATCH_INTERVAL_MS, so a call whose next
+ * frame could only be taken once the VAD had answered for the last would move one frame per
+ * batch: real time exactly, with no slack for a batch that starts late (its frames then aged in
+ * the inbound queue, the oldest dropped). With a few in flight, each batch takes every frame that
+ * has arrived since the last.
+ */
+export const LISTENER_FRAMES_IN_FLIGHT = 5;
+
+/**
+ * A few frames in flight (LISTENER_FRAMES_IN_FLIGHT): each is handed to the denoiser as it
+ * arrives; the denoiser answers in order, and its clean frames go to STT and the VAD one at a
+ * time, the next once the VAD has answered for the last (its recurrent state makes the order
+ * matter). The inbound pipe is paused while the most are in flight, and frames arriving
+ * meanwhile wait in the source's queue. The steps are functions made once and the VAD answers by
+ * callback, so a frame costs no closure and no promise (only the worker denoiser's, when it runs).
  */
 class Listener {
   private pipe!: PipeControl;
   private audioMs: number | undefined;
-  /** Start (call ms) of the frame in flight. */
-  private startMs = 0;
+  /**
+   * The frames in flight, a ring of LISTENER_FRAMES_IN_FLIGHT slots from `head`: each one's start
+   * (call ms) and, once the denoiser has answered, its clean frame. Of the `open` frames, the first
+   * `clean` are denoised (the first of them may be with the VAD: `hearing`).
+   */
+  private readonly starts = new Float64Array(LISTENER_FRAMES_IN_FLIGHT);
+  private readonly cleanFrames: (AudioFrame | undefined)[] = new Array<AudioFrame | undefined>(LISTENER_FRAMES_IN_FLIGHT).fill(undefined);
+  private head = 0;
+  private open = 0;
+  private clean = 0;
+  private hearing = false;
+  private paused = false;
+  /** The source has ended: finish once the frames in flight are through. */
+  private ending = false;
   private finished = false;
   /**
    * Speech events, in the async context the listener was started in: frames come in the media
@@ -110,8 +134,9 @@ class Listener {
   /** Narrowband calls: every frame at 8 kHz. */
   private readonly narrow: NarrowbandReader | undefined;
   /**
-   * Ends the count of the answer awaited (the denoiser's, then the VAD's) as tracked work: a
-   * virtual clock waits for it. Releasing twice is harmless (WorkTracker.hold).
+   * Ends the tracked work held while any frame is in flight (a virtual clock waits for it). Taken
+   * when the first frame goes in, released when the last is answered; releasing twice is harmless
+   * (WorkTracker.hold).
    */
   private release: () => void = () => {};
 
@@ -127,71 +152,101 @@ class Listener {
   }
 
   start(): void {
-    this.pipe = readThrough(this.o.inbound, { item: (frame) => this.frame(frame), end: (error) => (error === undefined ? this.end() : this.fail(error)) });
+    this.pipe = readThrough(this.o.inbound, { item: (frame) => this.frame(frame), end: (error) => (error === undefined ? this.sourceEnded() : this.fail(error)) });
     this.pipe.resume();
   }
 
   private frame(frame: AudioFrame): void {
     const o = this.o;
     if (this.aborted) return this.end();
-    this.pipe.pause();
     const heard = this.narrow ? this.narrow.frame(frame) : frame;
     const frameMs = (heard.samples.length / heard.sampleRate) * 1000 || FRAME_MS;
     // The first frame arrived at its end: it started one frame earlier.
     this.audioMs ??= Math.max(0, o.now() - frameMs);
-    this.startMs = this.audioMs;
+    const startMs = this.audioMs;
     this.audioMs += frameMs;
-    o.recorder?.caller(this.startMs, frame.samples);
+    if (this.open === 0) this.release = o.work.hold();
+    this.starts[(this.head + this.open) % LISTENER_FRAMES_IN_FLIGHT] = startMs;
+    if (++this.open === LISTENER_FRAMES_IN_FLIGHT) {
+      this.paused = true;
+      this.pipe.pause();
+    }
+    o.recorder?.caller(startMs, frame.samples);
     const denoise = o.denoise;
     if (!denoise) return this.denoised(heard);
-    if (denoise.processThen) {
-      // By callback (no promise per frame); the wait counts as work until `denoised` releases it.
-      this.release = o.work.hold();
-      return denoise.processThen(heard, this.denoised, this.failed);
-    }
+    // By callback (no promise per frame): answered in order.
+    if (denoise.processThen) return denoise.processThen(heard, this.denoised, this.failed);
     const clean = denoise.process(heard);
     if (isPromise(clean)) o.work.track(clean).then(this.denoised, this.failed);
     else this.denoised(clean);
   }
 
+  /** The denoiser's answer for the oldest frame not yet denoised. */
   private readonly denoised = (clean: AudioFrame): void => {
-    // The denoiser's hold, if it took one (releasing is idempotent: otherwise the last VAD's, done).
-    this.release();
+    if (this.finished) return;
     if (this.aborted) return this.end();
+    this.cleanFrames[(this.head + this.clean) % LISTENER_FRAMES_IN_FLIGHT] = clean;
+    this.clean++;
+    if (!this.hearing) this.hear();
+  };
+
+  /** The oldest frame in flight, denoised, to STT and the VAD. */
+  private hear(): void {
+    const clean = this.cleanFrames[this.head]!;
+    this.cleanFrames[this.head] = undefined;
     try {
       this.o.stt.write(clean);
     } catch (error) {
       return this.fail(error);
     }
-    this.release = this.o.work.hold();
+    this.hearing = true;
     this.o.vad.pushThen(clean, this.heard, this.unheard);
-  };
+  }
 
   private readonly heard = (probability: number): void => {
-    this.release();
+    if (this.finished) return;
+    const startMs = this.starts[this.head]!;
+    this.hearing = false;
+    this.head = (this.head + 1) % LISTENER_FRAMES_IN_FLIGHT;
+    this.open--;
+    this.clean--;
     if (this.aborted) return this.end();
     try {
-      const events = this.o.detector.push(probability, this.startMs);
+      const events = this.o.detector.push(probability, startMs);
       if (events.length > 0) this.onSpeech(events);
     } catch (error) {
       return this.fail(error);
     }
-    this.pipe.resume();
+    if (this.open === 0) {
+      this.release();
+      if (this.ending) return this.end();
+    } else if (this.clean > 0) {
+      this.hear();
+      if (this.finished) return;
+    }
+    if (this.paused && this.open < LISTENER_FRAMES_IN_FLIGHT) {
+      this.paused = false;
+      this.pipe.resume();
+    }
   };
 
   private readonly failed = (error: unknown): void => {
-    this.release();
     this.fail(error);
   };
 
   private readonly unheard = (error: Error): void => {
-    this.release();
     this.fail(error);
   };
+
+  private sourceEnded(): void {
+    if (this.open === 0) this.end();
+    else this.ending = true;
+  }
 
   private end(): void {
     if (this.finished) return;
     this.finished = true;
+    this.release();
     this.o.signal.removeEventListener('abort', this.onAbort);
     this.pipe.stop();
     const tail = this.o.detector.flush();
@@ -202,6 +257,7 @@ class Listener {
   private fail(error: unknown): void {
     if (this.finished) return;
     this.finished = true;
+    this.release();
     this.o.signal.removeEventListener('abort', this.onAbort);
     this.pipe.stop();
     this.reject(error);

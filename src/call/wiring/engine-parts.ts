@@ -10,6 +10,7 @@ import { AmbientLibrary } from '../../audio/ambient.ts';
 import { loadEngineDenoiser } from '../../audio/denoise.ts';
 import { FliteTts, DEFAULT_FLITE_VOICE } from '../../audio/tts-flite.ts';
 import { SileroVad } from '../../audio/vad/silero.ts';
+import type { BusyPacing } from '../../util/batch-pacer.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
 import type { Config } from '../../config.ts';
 import { SpeechProviders } from '../../providers/registry.ts';
@@ -19,7 +20,7 @@ import { createCascadeMetrics } from '../cascade/index.ts';
 import type { EngineContext } from '../engine.ts';
 
 export interface EnginePartsInput {
-  config: Pick<Config, 'openai' | 'deepgram' | 'dataDir' | 'dspNative'>;
+  config: Pick<Config, 'openai' | 'deepgram' | 'dataDir' | 'dspNative' | 'denoiserBusyBatchMs'>;
   clock: Clock;
   logger: Logger;
   catalog: EngineContext['catalog'] & Catalog;
@@ -47,6 +48,23 @@ export interface EngineParts {
 export const DENOISER_BATCH_INTERVAL_MS = 20;
 
 /**
+ * A busy engine's denoiser batches (src/util/batch-pacer.ts BusyPacing): from 1,250 frames a
+ * second (about 25 callers talking at once) until under 950, batches start at most every
+ * `SWITCHBOARD_DENOISER_BUSY_BATCH_MS` (40 by default; 20 or less: never busy). Half the
+ * denoiser's batches, whose fixed cost (the hand-over both ways, the worker's wake-up) is much of
+ * what it costs, with every frame still denoised: the cascade's listener keeps a few frames of a
+ * call in flight (LISTENER_FRAMES_IN_FLIGHT), so a batch takes all that came since the last. At
+ * 100 calls 1.6–4.3 % less CPU per call, with as many replies (paired runs, bench/RESULTS.md,
+ * session 16), at up to 20 ms more on when denoised audio and the VAD's answers come, against
+ * turn ends that wait 200–1200 ms of silence. Under that load the CPU is what limits the calls a
+ * machine takes; a quieter engine keeps the 20 ms.
+ */
+export function denoiserBusyPacing(busyBatchMs: number): BusyPacing | undefined {
+  if (busyBatchMs <= DENOISER_BATCH_INTERVAL_MS) return undefined;
+  return { intervalMs: busyBatchMs, enterPerSecond: 1250, exitPerSecond: 950 };
+}
+
+/**
  * Least time between two Silero batches, ms. With the denoiser on (the default) the VAD's
  * windows already come once per denoiser batch, every 20 ms, and this changes nothing. Without
  * it (`enable_noise_cancellation: false`) every media-clock pass (5 ms apart) made a batch of its
@@ -67,7 +85,12 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   // the cascade runs without a denoiser when none is given.
   // Its hops in native/dsp's C core when built (SWITCHBOARD_DSP_NATIVE=0: TypeScript); the
   // denoiser's worker thread has its own copy of useNativeDsp's switch, hence the option.
-  const denoiserLoad = loadEngineDenoiser({ batchIntervalMs: DENOISER_BATCH_INTERVAL_MS, spectral: { native: input.config.dspNative } }).catch((err: unknown) => {
+  const busy = denoiserBusyPacing(input.config.denoiserBusyBatchMs);
+  const denoiserLoad = loadEngineDenoiser({
+    batchIntervalMs: DENOISER_BATCH_INTERVAL_MS,
+    ...(busy ? { busy } : {}),
+    spectral: { native: input.config.dspNative },
+  }).catch((err: unknown) => {
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
   });

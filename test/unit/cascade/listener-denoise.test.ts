@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { DenoiseStreamLike } from '../../../src/audio/denoise-gate.ts';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
 import { SpeechDetector } from '../../../src/audio/vad/detector.ts';
-import { listen, type VadStreamLike } from '../../../src/call/cascade/listener.ts';
+import { listen, LISTENER_FRAMES_IN_FLIGHT, type VadStreamLike } from '../../../src/call/cascade/listener.ts';
 import { BusyCounter } from '../../../src/call/cascade/work.ts';
 import { DropOldestQueue } from '../../../src/media/rtp-session-queue.ts';
 
@@ -15,6 +15,9 @@ const frame = (n: number): AudioFrame => ({ samples: new Int16Array(320).fill(n)
 /** Answers each frame in a later turn with its samples negated; fails at the frame whose level is `failAt`. */
 class LaterDenoiser implements DenoiseStreamLike {
   pendingSeen: boolean[] = [];
+  /** Frames given and not yet answered, and the most there ever were. */
+  outstanding = 0;
+  mostOutstanding = 0;
   constructor(
     private readonly work: BusyCounter,
     private readonly failAt = -1,
@@ -23,7 +26,9 @@ class LaterDenoiser implements DenoiseStreamLike {
     throw new Error('the listener must use processThen');
   }
   processThen(f: AudioFrame, done: (f: AudioFrame) => void, fail: (e: Error) => void): void {
+    this.mostOutstanding = Math.max(this.mostOutstanding, ++this.outstanding);
     setImmediate(() => {
+      this.outstanding--;
       this.pendingSeen.push(!this.work.idle);
       if (f.samples[0] === this.failAt) return fail(new Error('denoiser broke'));
       done({ samples: f.samples.map((x) => -x), sampleRate: f.sampleRate });
@@ -73,5 +78,80 @@ describe('listener with a denoiser answering by callback', () => {
     await expect(done).rejects.toThrow('denoiser broke');
     expect(stt).toEqual([-1, -2, -3]);
     expect(work.idle).toBe(true);
+  });
+});
+
+/**
+ * As Silero's stream: every other frame completes a window, answered in a later turn; the others
+ * answer at once with the last window's probability. Refuses an overlapping push.
+ */
+class LaterVad implements VadStreamLike {
+  busy = false;
+  last = 0;
+  /** Frame levels, in the order pushed. */
+  pushed: number[] = [];
+  push(): Promise<number> {
+    throw new Error('the listener must use pushThen');
+  }
+  pushThen(f: AudioFrame, done: (p: number) => void, fail: (e: Error) => void): void {
+    if (this.busy) return fail(new Error('overlapping push'));
+    this.pushed.push(-f.samples[0]!);
+    if (this.pushed.length % 2 === 1) return done(this.last);
+    this.busy = true;
+    const n = this.pushed.length;
+    setImmediate(() => {
+      this.busy = false;
+      this.last = n >= 10 && n < 30 ? 0.95 : 0.01;
+      done(this.last);
+    });
+  }
+}
+
+describe('frames in flight', () => {
+  it('the denoiser holds several of a call’s frames at once; STT and the VAD still get them one at a time, in order, on the audio timeline', async () => {
+    const work = new BusyCounter();
+    const denoise = new LaterDenoiser(work);
+    const vad = new LaterVad();
+    const inbound = new DropOldestQueue<AudioFrame>(100);
+    const stt: number[] = [];
+    const events: string[] = [];
+    const done = listen({
+      inbound,
+      vad,
+      detector: new SpeechDetector({ minSpeechMs: 100, minSilenceMs: 200 }),
+      denoise,
+      stt: { write: (f) => stt.push(-f.samples[0]!) },
+      work,
+      now: () => 1000,
+      signal: new AbortController().signal,
+      onSpeech: (e) => events.push(...e.map((x) => `${x.type}@${x.startMs}`)),
+    });
+    // A burst: all of a second's frames at once, then the end while most are still in flight.
+    for (let i = 1; i <= 50; i++) inbound.push(frame(i));
+    inbound.end();
+    await done;
+    expect(denoise.mostOutstanding).toBe(LISTENER_FRAMES_IN_FLIGHT);
+    expect(stt).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(vad.pushed).toEqual(stt);
+    // Frame n starts at 980 + 20 (n − 1) ms: speech from frame 10 (the first loud window's).
+    expect(events).toEqual(['speech-start@1160', 'speech-end@1160']);
+    expect(work.idle).toBe(true);
+  });
+
+  it('an abort with frames in flight ends the listener at once; their late answers are dropped', async () => {
+    const work = new BusyCounter();
+    const denoise = new LaterDenoiser(work);
+    const inbound = new DropOldestQueue<AudioFrame>(100);
+    const ac = new AbortController();
+    const stt: number[] = [];
+    const done = listen({ inbound, vad, detector: new SpeechDetector(), denoise, stt: { write: (f) => stt.push(f.samples[0]!) }, work, now: () => 0, signal: ac.signal, onSpeech: () => {} });
+    for (let i = 1; i <= 3; i++) inbound.push(frame(i));
+    expect(denoise.outstanding).toBe(3);
+    ac.abort();
+    inbound.push(frame(4));
+    await done;
+    expect(work.idle).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(stt).toEqual([]);
   });
 });

@@ -152,6 +152,29 @@ describe('GatedDenoiseStream over the worker', () => {
     byCallback.close();
   });
 
+  it('processThen takes frames before the earlier ones are answered and answers them in order, gated ones included', async () => {
+    // The whole call at once, as a listener with several frames in flight gives them: the gate
+    // closes on frames given while the last loud ones are still with the worker, and opens
+    // (priming the backend) while silent answers wait behind them.
+    const frames = toFrames8k(at8k(call('utt-phone-number')));
+    const inline = new GatedDenoiseStream(denoiser.createStream({ narrowband: true }));
+    const want = frames.map((f) => (inline.process(f) as AudioFrame).samples);
+    const remote = new GatedDenoiseStream(worker.createStream({ narrowband: true }));
+    const got: Int16Array[] = [];
+    await new Promise<void>((resolve, reject) => {
+      for (const f of frames) {
+        remote.processThen(f, (out) => {
+          got.push(out.samples);
+          if (got.length === frames.length) resolve();
+        }, reject);
+      }
+    });
+    expect(remote.skipped).toBe(inline.skipped);
+    expect(remote.skipped).toBeGreaterThan(0);
+    expect(got).toEqual(want);
+    remote.close();
+  });
+
   it('processThen over a stream without it (in-thread) answers inside the call, and reports a refused frame to `fail`', () => {
     const gated = new GatedDenoiseStream(denoiser.createStream());
     const seen: string[] = [];

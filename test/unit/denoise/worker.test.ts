@@ -120,6 +120,32 @@ describe('WorkerDenoiser (spectral)', () => {
     }
   });
 
+  it('with busy pacing, batches go at the busy interval while frames come fast, and the output is unchanged', async () => {
+    const busy = await WorkerDenoiser.load({ batchIntervalMs: 20, busy: { intervalMs: 60, enterPerSecond: 200, exitPerSecond: 100 } });
+    try {
+      const input = frames('utt-opening-hours-street', 1);
+      const streams = Array.from({ length: 8 }, () => busy.createStream());
+      const refs = streams.map(() => new SpectralDenoiser().createStream());
+      const got: Array<Promise<AudioFrame>> = [];
+      const want: Int16Array[] = [];
+      // Eight calls, a frame each every 20 ms: 400 frames a second.
+      for (let pass = 0; pass < 15; pass++) {
+        if (pass > 0) await new Promise((r) => setTimeout(r, 20));
+        streams.forEach((s, c) => {
+          got.push(s.process(input[pass]!));
+          want.push(refs[c]!.process(input[pass]!).samples);
+        });
+      }
+      const out = await Promise.all(got);
+      expect(busy.stats.busy).toBe(true);
+      // 15 passes in 280 ms: at 20 ms a batch each; busy, about one per 60 ms.
+      expect(busy.stats.batches).toBeLessThan(12);
+      expect(same(concatPcm(out.map((f) => f.samples)), concatPcm(want))).toBe(true);
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('refuses a negative batchIntervalMs before starting a worker', async () => {
     await expect(WorkerDenoiser.load({ batchIntervalMs: -5 })).rejects.toThrow(RangeError);
   });

@@ -41,6 +41,11 @@ describe('configuration', () => {
     expect(loadConfig({ SWITCHBOARD_RTP_NATIVE: '0' }).rtp.native).toBe(false);
   });
 
+  it('paces a busy engine\'s denoiser batches at SWITCHBOARD_DENOISER_BUSY_BATCH_MS (40 by default)', () => {
+    expect(loadConfig({}).denoiserBusyBatchMs).toBe(40);
+    expect(loadConfig({ SWITCHBOARD_DENOISER_BUSY_BATCH_MS: '20' }).denoiserBusyBatchMs).toBe(20);
+  });
+
   it('runs the C DSP kernels unless SWITCHBOARD_DSP_NATIVE=0', () => {
     expect(loadConfig({}).dspNative).toBe(true);
     expect(loadConfig({ SWITCHBOARD_DSP_NATIVE: '0' }).dspNative).toBe(false);
@@ -50,6 +55,8 @@ describe('configuration', () => {
     ['SWITCHBOARD_RTP_THREAD', 'yes'],
     ['SWITCHBOARD_RTP_NATIVE', 'on'],
     ['SWITCHBOARD_DSP_NATIVE', 'true'],
+    ['SWITCHBOARD_DENOISER_BUSY_BATCH_MS', 'soon'],
+    ['SWITCHBOARD_DENOISER_BUSY_BATCH_MS', '500'],
     ['HTTP_PORT', 'eighty'],
     ['HTTP_PORT', '70000'],
     ['SIP_PORT', '0'],

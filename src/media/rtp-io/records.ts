@@ -1,7 +1,9 @@
 /**
  * The one record layout both rings carry (ring.ts), little-endian:
  *
- *   0  u8   kind        PACKET, or DROPPED (inbound: datagrams the full ring refused)
+ *   0  u8   kind        PACKET; DROPPED (inbound: datagrams the full ring refused); DISCONNECT
+ *                       (outbound: the socket leaves its peer here, between the packets handed
+ *                       over before and after; no address, no datagram)
  *   1  u8   address length (0: none: outbound, "to the connected peer")
  *   2  u16  port        outbound: destination; inbound: source
  *   4  u32  socket id   (thread-io.ts assigns them)
@@ -16,6 +18,7 @@ import type { SpscRing } from './ring.ts';
 
 export const PACKET = 1;
 export const DROPPED = 2;
+export const DISCONNECT = 3;
 export const RECORD_HEADER = 16;
 const MAX_ADDRESS = 255;
 

@@ -29,7 +29,7 @@ import { beforeEachMediaPass } from '../media-clock.ts';
 import { inThreadRtpIo } from './dgram-io.ts';
 import { ThreadLossPolicy } from './loss-policy.ts';
 import { CONTROL, hrOriginMs, markBefore, RING_BYTES, wakeMark, type FromWorker, type ToWorker, type WorkerInit, type WorkerWakeUps } from './protocol.ts';
-import { DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
+import { DISCONNECT, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { SpscRing } from './ring.ts';
 import type { SendProbeFilter, SendProbeSummary } from './send-probe.ts';
 import { ThreadRtpSocket, type SocketLink } from './socket-proxy.ts';
@@ -127,8 +127,17 @@ class Link implements SocketLink {
     if (reply.error) throw Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {});
   }
 
+  /**
+   * In the packets' own ring, so the thread applies it between the packets handed over before and
+   * after it: a timer wake-up could otherwise take a later packet while the socket is still
+   * connected, and drop it there for being addressed elsewhere. A wake-up message follows, so a
+   * sleeping thread leaves the peer at once (a connected socket hears no one else). A full ring
+   * (packets being refused anyway) takes it as a message.
+   */
   disconnect(id: number): void {
-    if (!this.lost) this.worker.postMessage({ op: 'disconnect', id } satisfies ToWorker);
+    if (this.lost) return;
+    if (writeRecord(this.out, DISCONNECT, id, 0, 0, undefined, undefined)) this.worker.postMessage(WAKE);
+    else this.worker.postMessage({ op: 'disconnect', id } satisfies ToWorker);
   }
 
   async close(id: number): Promise<void> {

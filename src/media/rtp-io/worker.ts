@@ -27,12 +27,14 @@
  * of refusals goes in as a DROPPED record as soon as there is room again.
  *
  * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the
- * session's UdpSender asks. Through the native module (native/rtp-udp: recvmmsg straight into
+ * session's UdpSender asks (a disconnect comes in the outbound ring, in order with the packets). Through the native module (native/rtp-udp: recvmmsg straight into
  * the inbound ring, a send without dgram's per-packet JavaScript) when it is built and
  * `WorkerInit.native` allows it, else through dgram; a host that is not an IP literal also takes
  * dgram, which resolves names. A packet handed over before a connect or disconnect may leave after
  * it: one meant for the connected peer goes there addressed, one addressed to the peer goes
- * over the connection; one addressed elsewhere while connected is dropped (as dgram would refuse it).
+ * over the connection; one addressed elsewhere while connected is dropped (as dgram would refuse
+ * it), unless it was due when the connect came: what is due is sent first. A disconnect comes in
+ * the outbound ring, so it applies exactly between the packets handed over before and after it.
  */
 import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
@@ -51,7 +53,7 @@ import {
   type WorkerInit,
   type WorkerWakeUps,
 } from './protocol.ts';
-import { AddressCache, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
+import { AddressCache, DISCONNECT, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { loadNativeUdp, nativeError, NativeSocket } from './native-udp.ts';
 import { SpscRing } from './ring.ts';
 import { SendGrid } from './send-grid.ts';
@@ -123,11 +125,14 @@ const AIM_EARLY_MS = SEND_EARLY_MS / 2;
 function pull(): void {
   for (let at = outRing.peek(); at >= 0; at = outRing.peek()) {
     const sock = sockets.get(recordSocket(outRing, at));
-    if (sock && recordKind(outRing, at) === PACKET) {
+    const kind = recordKind(outRing, at);
+    if (sock && kind === PACKET) {
       const start = payloadStart(outRing, at);
       const bytes = Buffer.allocUnsafe(payloadLength(outRing, at));
       outBytes.copy(bytes, 0, start, start + bytes.length);
       queue.push(sock.id, recordTime(outRing, at), { sock, bytes, port: recordPort(outRing, at), address: sock.dest.read(outRing, at) });
+    } else if (sock && kind === DISCONNECT) {
+      disconnect(sock);
     }
     outRing.release();
   }
@@ -172,14 +177,19 @@ function tickOnce(): void {
     // Paced, the sweep is how the sockets are read; otherwise their polls read them as datagrams come.
     if (paced) native!.sweep();
     pull();
-    const until = now() + SEND_EARLY_MS;
-    for (let due = queue.nextDue; due <= until; due = queue.nextDue) {
-      grid.sent(due);
-      transmit(queue.shift(until)!);
-    }
+    sendDue();
     for (const s of droppedWaiting) reportDropped(s);
     if (inboundWaiting) checkInbound(now());
   } while (plan());
+}
+
+/** Sends the queued packets that are due (within SEND_EARLY_MS). */
+function sendDue(): void {
+  const until = now() + SEND_EARLY_MS;
+  for (let due = queue.nextDue; due <= until; due = queue.nextDue) {
+    grid.sent(due);
+    transmit(queue.shift(until)!);
+  }
 }
 
 function onTimer(): void {
@@ -391,6 +401,20 @@ function connect(req: number, s: Sock, address: string, to: number): void {
   }
 }
 
+/** Leaves the peer (packets already queued for it still go there, addressed: see transmit). */
+function disconnect(s: Sock): void {
+  s.connected = false;
+  if (s.nat) {
+    native!.connect(s.nat.fd);
+    return;
+  }
+  try {
+    s.socket!.disconnect();
+  } catch {
+    // Its connect had not landed (or failed): unconnected either way.
+  }
+}
+
 async function connectNative(req: number, s: Sock, nat: NativeSocket, address: string, to: number): Promise<void> {
   let ip = address;
   if (isIP(address) === 0) {
@@ -455,23 +479,17 @@ port.on('message', (m: ToWorker) => {
       break;
     case 'connect': {
       const s = sockets.get(m.id);
+      // What is due goes first, as it was handed over: a packet addressed elsewhere would be
+      // dropped on the connected socket. One due later than that and not meant for the new peer
+      // is (the header says so).
+      sendDue();
       if (s) connect(m.req, s, m.address, m.port);
       else post({ type: 'reply', req: m.req, error: { message: 'socket is closed', code: 'ERR_SOCKET_DGRAM_NOT_RUNNING' } });
       break;
     }
     case 'disconnect': {
       const s = sockets.get(m.id);
-      if (!s) break;
-      s.connected = false;
-      if (s.nat) {
-        native!.connect(s.nat.fd);
-        break;
-      }
-      try {
-        s.socket!.disconnect();
-      } catch {
-        // Its connect had not landed (or failed): unconnected either way.
-      }
+      if (s) disconnect(s);
       break;
     }
     case 'close':

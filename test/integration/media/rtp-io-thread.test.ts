@@ -336,6 +336,34 @@ describe('RTP I/O thread', () => {
     await new Promise<void>((resolve) => rx.socket.close(resolve));
   });
 
+  it('a packet handed over after a disconnect goes where it is addressed, whenever the thread wakes', async () => {
+    // The disconnect travels in the packets' own ring, so no wake-up of the thread (its timer,
+    // busy here with a packet due every millisecond on another socket) can take the packet
+    // behind it while the socket is still connected, where it would be dropped.
+    const a = await receiver();
+    const b = await receiver();
+    const tx = (await io.bind(HOST, 0))!;
+    const background = (await io.bind(HOST, 0))!;
+    const ticking = setInterval(() => {
+      const now = performance.now();
+      for (let i = 1; i <= 5; i++) background.sendAt(Buffer.from([0x80, 0, 0, 0, 0, 0, 0, 0]), now + i, a.port, HOST);
+    }, 5);
+    try {
+      const rounds = 300;
+      for (let i = 0; i < rounds; i++) {
+        await new Promise<void>((resolve, reject) => tx.connect(a.port, HOST, (e) => (e ? reject(e) : resolve())));
+        tx.disconnect();
+        tx.sendAt(Buffer.from([0x80, 0, 0, 0, i >>> 24, (i >>> 16) & 255, (i >>> 8) & 255, i & 255]), performance.now(), b.port, HOST);
+        if (i % 10 === 9) await sleep(1);
+      }
+      await sleep(50);
+      expect(b.arrivals.map((x) => x.ts)).toEqual(Array.from({ length: rounds }, (_, i) => i));
+    } finally {
+      clearInterval(ticking);
+      await Promise.all([tx, background, a.socket, b.socket].map((s) => new Promise<void>((resolve) => s.close(resolve))));
+    }
+  });
+
   it('a lost thread fails its sessions cleanly; the next bind starts a new thread', async () => {
     const peer = await RtpPeer.open(HOST);
     const session = new RtpSession({ pool, publicAddress: HOST, rtpTimeoutMs: 0 });

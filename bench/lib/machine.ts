@@ -143,7 +143,8 @@ export function threadsCpuMs(pid: number): Map<string, number> {
       try {
         const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        // Node names none of its threads (V8's platform workers, libuv's pool, worker_threads).
+        // The engine names its helper threads (sb-rtp-io, sb-denoise, sb-silero: src/util/thread-priority.mjs);
+        // Node names none of its own (V8's platform workers, libuv's pool).
         const name = tid === String(pid) ? 'main' : comm === 'node' ? 'other threads' : comm;
         const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ms = ((Number(rest[11]) + Number(rest[12])) * 1000) / ticksPerSecond();

@@ -22,7 +22,7 @@ import { SAMPLE_RATE } from './frame.ts';
 import { NARROWBAND_RATE, SpectralDenoiser, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import { Denoiser, type DenoiserBackend, type DenoiserBackendName, type DenoiserStream } from './denoise.ts';
 import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_FAILED, STATUS_OK } from './denoise-slab.ts';
-import { niceThisThread } from '../util/thread-priority.mjs';
+import { nameThisThread, niceThisThread } from '../util/thread-priority.mjs';
 
 export type ToWorker =
   | { type: 'init'; backend: DenoiserBackendName; spectral?: SpectralDenoiserOptions }
@@ -38,6 +38,7 @@ const port = parentPort;
 if (!port) throw new Error('denoise-worker-thread.ts runs inside a worker thread');
 // Behind the event loop that paces every call's packets (../util/thread-priority.mjs).
 niceThisThread();
+nameThisThread('sb-denoise');
 
 let backend: DenoiserBackend | undefined;
 const streams = new Map<number, DenoiserStream>();

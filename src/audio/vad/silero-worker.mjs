@@ -20,7 +20,7 @@
 // buffers (and tensors) reused from batch to batch.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { niceThisThread } from '../../util/thread-priority.mjs';
+import { nameThisThread, niceThisThread } from '../../util/thread-priority.mjs';
 
 // Silero v5's two rates (WIDEBAND and NARROWBAND in silero-backend.ts): row sizes and `sr`.
 const WIDE_INPUT = 576;
@@ -67,6 +67,7 @@ if (session) {
   parentPort.postMessage({ type: 'ready', inputNames: session.inputNames });
   // Behind the event loop that paces every call's packets (../../util/thread-priority.mjs).
   niceThisThread();
+  nameThisThread('sb-silero');
   void serve(signalled, handled);
 }
 

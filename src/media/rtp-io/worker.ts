@@ -58,6 +58,7 @@ import { loadNativeUdp, nativeError, NativeSocket } from './native-udp.ts';
 import { SpscRing } from './ring.ts';
 import { SendGrid } from './send-grid.ts';
 import { SendIntervalProbe, type ProbeLane } from './send-probe.ts';
+import { nameThisThread } from '../../util/thread-priority.mjs';
 
 interface Sock extends ProbeLane {
   readonly id: number;
@@ -85,6 +86,8 @@ interface Outgoing {
 
 const port = parentPort!;
 const init = workerData as WorkerInit;
+// Told apart from Node's own threads in top -H, perf and the CPU benchmark (not niced: it sends the packets).
+nameThisThread('sb-rtp-io');
 const outRing = new SpscRing(init.outbound);
 /** The outbound ring's bytes as a Buffer, to copy packets out without a view per packet. */
 const outBytes = Buffer.from(init.outbound, outRing.bytes.byteOffset, outRing.capacity);

@@ -1,5 +1,5 @@
-// Helper threads lower their own priority and nobody else's.
-import { readlinkSync } from 'node:fs';
+// Helper threads lower their own priority and nobody else's, and name themselves.
+import { readFileSync, readlinkSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ describe('niceThisThread', () => {
     const url = new URL('../../../src/util/thread-priority.mjs', import.meta.url).href;
     const source = `
       import { parentPort } from 'node:worker_threads';
-      import { readlinkSync } from 'node:fs';
+      import { readFileSync, readlinkSync } from 'node:fs';
       import { getPriority } from 'node:os';
       const { niceThisThread } = await import(${JSON.stringify(url)});
       const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
@@ -32,5 +32,28 @@ describe('niceThisThread', () => {
     // This thread, and the process as a whole, keep their priority.
     expect(getPriority(self)).toBe(getPriority(process.pid));
     expect(getPriority(self)).toBeLessThan(HELPER_THREAD_NICE);
+  });
+});
+
+describe('nameThisThread', () => {
+  it.runIf(linux)('names the calling worker thread only', async () => {
+    const url = new URL('../../../src/util/thread-priority.mjs', import.meta.url).href;
+    const source = `
+      import { parentPort } from 'node:worker_threads';
+      import { readFileSync } from 'node:fs';
+      const { nameThisThread } = await import(${JSON.stringify(url)});
+      const done = nameThisThread('sb-a-rather-long-name');
+      parentPort.postMessage({ done, comm: readFileSync('/proc/thread-self/comm', 'utf8').trim() });
+    `;
+    const before = readFileSync('/proc/thread-self/comm', 'utf8');
+    const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`));
+    const reply = await new Promise<{ done: boolean; comm: string }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    // Linux keeps 15 bytes of it.
+    expect(reply).toEqual({ done: true, comm: 'sb-a-rather-lon' });
+    expect(readFileSync('/proc/thread-self/comm', 'utf8')).toBe(before);
   });
 });

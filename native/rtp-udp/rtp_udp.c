@@ -27,6 +27,7 @@
 #define NAPI_VERSION 8
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <node_api.h>
 #include <stdint.h>
@@ -211,6 +212,27 @@ static double stamp_ms(const struct msghdr *h, double real_minus_mono_ms, double
   return fallback;
 }
 
+/*
+ * CLOCK_REALTIME minus uv_hrtime(), in ms: what turns a kernel arrival stamp into the event-loop
+ * thread's time base. The realtime read sits between two monotonic ones, and the pair that is
+ * closest together counts (a few tries): a thread descheduled between two plain reads would skew
+ * every stamp of the batch late by as long as it waited.
+ */
+static double realtime_minus_hr_ms(void) {
+  double best = 0, closest = INFINITY;
+  for (int i = 0; i < 3 && closest > 0.05; i++) {
+    double before = (double)uv_hrtime() / 1e6;
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    double after = (double)uv_hrtime() / 1e6;
+    if (after - before < closest) {
+      closest = after - before;
+      best = (double)real.tv_sec * 1e3 + (double)real.tv_nsec / 1e6 - (before + after) / 2;
+    }
+  }
+  return best;
+}
+
 /* Everything the socket holds, into the ring (at most MAX_PER_EVENT datagrams). */
 static void read_socket(Sock *k) {
   State *s = k->st;
@@ -243,11 +265,8 @@ static void read_socket(Sock *k) {
       break;
     }
     if (n == 0) break;
-    struct timespec real;
-    clock_gettime(CLOCK_REALTIME, &real);
-    double hr = (double)uv_hrtime() / 1e6;
-    double offset = (double)real.tv_sec * 1e3 + (double)real.tv_nsec / 1e6 - hr;
-    double now = hr - s->origin_ms;
+    double offset = realtime_minus_hr_ms();
+    double now = (double)uv_hrtime() / 1e6 - s->origin_ms;
     for (int j = 0; j < n; j++) {
       char addr[INET6_ADDRSTRLEN];
       uint16_t port = 0;

@@ -71,7 +71,23 @@ export class Baresip {
     return this.child.output;
   }
 
+  /**
+   * Starts baresip on free ports. Ports are picked free but bound by baresip a moment later, and
+   * it binds more than the SIP port (CI once saw its TLS listener fail with "Address already in
+   * use" although `sip_transports` is udp): another process can take one in between. On "Address already in
+   * use", chosen ports are picked again (twice at most); a port given in `options` is not.
+   */
   static async start(options: BaresipOptions): Promise<Baresip> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await Baresip.startOnce(options);
+      } catch (err) {
+        if (attempt >= 3 || options.sipPort !== undefined || !/Address already in use/.test((err as Error).message)) throw err;
+      }
+    }
+  }
+
+  private static async startOnce(options: BaresipOptions): Promise<Baresip> {
     requireBinary('baresip');
     if (!existsSync(join(MODULE_PATH, 'ctrl_tcp.so'))) {
       throw new Error(`baresip modules not found in ${MODULE_PATH} (Debian package baresip-core)`);

@@ -1,6 +1,7 @@
 // Lower the scheduling priority of the calling thread (Linux: setpriority on the thread's own id,
-// which the kernel applies to that thread alone), and give it a name. Plain JavaScript so that worker entries started
-// outside tsx (src/audio/vad/silero-worker.mjs) can use it as well as TypeScript modules.
+// which the kernel applies to that thread alone), and give it a name. Plain JavaScript so that
+// worker entries started outside tsx (src/audio/vad/silero-worker.mjs) can use it as well as
+// TypeScript modules.
 //
 // Why: the engine's event-loop thread paces every call's RTP, and on a small machine its helper
 // threads (Silero, the denoiser) compete with it for the same cores. Their work tolerates a few

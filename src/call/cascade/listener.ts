@@ -200,7 +200,7 @@ class Listener {
       return this.fail(error);
     }
     this.hearing = true;
-    this.o.vad.pushThen(clean, this.heard, this.unheard);
+    this.o.vad.pushThen(clean, this.heard, this.failed);
   }
 
   private readonly heard = (probability: number): void => {
@@ -230,11 +230,8 @@ class Listener {
     }
   };
 
+  /** The denoiser's or the VAD's failure: the listener ends with it. */
   private readonly failed = (error: unknown): void => {
-    this.fail(error);
-  };
-
-  private readonly unheard = (error: Error): void => {
     this.fail(error);
   };
 

@@ -27,7 +27,7 @@
  * of refusals goes in as a DROPPED record as soon as there is room again.
  *
  * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the
- * session's UdpSender asks (a disconnect comes in the outbound ring, in order with the packets). Through the native module (native/rtp-udp: recvmmsg straight into
+ * session's UdpSender asks. Through the native module (native/rtp-udp: recvmmsg straight into
  * the inbound ring, a send without dgram's per-packet JavaScript) when it is built and
  * `WorkerInit.native` allows it, else through dgram; a host that is not an IP literal also takes
  * dgram, which resolves names. A packet handed over before a connect or disconnect may leave after

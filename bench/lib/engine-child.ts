@@ -127,7 +127,16 @@ eld.enable();
 // The engine's own model, shared by its calls (replaced below by the stand-in's with `vad`).
 // (a SileroVad, typed as the factory calls see).
 const engineVad = engine.calls.engineContext.vad as { stats?: { runs: number; windows: number } };
-if (engineVad.stats) vadStats = () => engineVad.stats!;
+// The callers' VAD runs in the denoiser's worker where it can (src/audio/denoise-worker-vad.ts):
+// its runs and windows count with the engine's own.
+const engineDenoiser = engine.calls.engineContext.denoiser as { stats?: { vad?: { runs: number; windows: number } } } | undefined;
+if (engineVad.stats) {
+  vadStats = () => {
+    const own = engineVad.stats!;
+    const inWorker = engineDenoiser?.stats?.vad;
+    return inWorker ? { runs: own.runs + inWorker.runs, windows: own.windows + inWorker.windows } : own;
+  };
+}
 turnProbe?.attach(engine.sip.env as CallEnv);
 
 const accounts: Array<{ id: number; key: string }> = [];

@@ -10,6 +10,14 @@
  * Works over either kind of stream: in-thread (a frame back at once) or worker-backed (a promise,
  * or a callback). `process()` is for a caller that hands over one frame at a time;
  * `processThen()` also takes frames before the earlier ones are answered, and answers in order.
+ *
+ * Over a stream whose worker also runs the call's VAD (`VadDenoiseStream`, a WorkerDenoiseStream
+ * created with `{ vad: true }`), processThen's answers carry the VAD's probability. The VAD must
+ * hear every frame, so a skipped frame still goes to the worker, as silence (no samples, not
+ * denoised), unless the worker has said that silence cannot wake the VAD (`vadQuiet`) and no frame
+ * is out: then the answer is the silent frame with probability 0 at once, and the stream counts the
+ * silence for the VAD to hear before its next frame. The prime frame is kept from the VAD, which
+ * heard it as the silence it was answered with.
  */
 import { zeroSamples, type AudioFrame } from './frame.ts';
 import { meanSquareInt16, SILENCE_GATE_DBFS, SilenceGate } from './silence-gate.ts';
@@ -29,20 +37,41 @@ export interface DenoiseStreamLike {
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame>;
   /**
    * `process()` by callback (./denoise.ts, AsyncDenoiserStream); `done` may run inside it. Frames
-   * may be given before earlier ones are answered: they are answered in the order given.
+   * may be given before earlier ones are answered: they are answered in the order given. A stream
+   * that runs the call's VAD too gives `done` the frame's probability (none: ask the call's own VAD).
    */
-  processThen?(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void;
+  processThen?(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void;
   close?(): void;
 }
+
+/** A denoised frame, and its VAD probability where the denoiser's worker ran the call's VAD on it. */
+export type DenoisedThen = (frame: AudioFrame, probability?: number) => void;
+
+/** A worker-backed stream that runs the call's VAD too (src/audio/denoise-worker.ts, WorkerDenoiseStream). */
+export interface VadDenoiseStream extends DenoiseStreamLike {
+  readonly vad: boolean;
+  /** Silence cannot wake the VAD: a silent frame's probability is 0 without asking. */
+  readonly vadQuiet: boolean;
+  processThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void;
+  /** Denoised, kept from the VAD. */
+  primeThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void;
+  /** Not denoised (`frame` is silence, answered as itself), heard by the VAD. */
+  silenceThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void;
+  /** Silence answered here, for the VAD to hear before the next frame. */
+  skipSilence(samples: number): void;
+}
+
+const isVadStream = (s: DenoiseStreamLike): s is VadDenoiseStream => (s as Partial<VadDenoiseStream>).vad === true;
 
 const ignore = (): void => {};
 
 /** A frame given to processThen, until it is answered. */
 interface Answer {
   out: AudioFrame | undefined;
+  probability: number | undefined;
   /** Still with the backend. */
   waiting: boolean;
-  done: (frame: AudioFrame) => void;
+  done: DenoisedThen;
   fail: (error: Error) => void;
 }
 const isPromise = (x: AudioFrame | Promise<AudioFrame>): x is Promise<AudioFrame> => typeof (x as Promise<AudioFrame>).then === 'function';
@@ -57,12 +86,15 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
    * (`waiting`) and silent ones behind them. The head is always waiting.
    */
   private readonly answers: Answer[] = [];
+  /** The inner stream, when it runs the call's VAD too. */
+  private readonly vad: VadDenoiseStream | undefined;
 
   constructor(
     private readonly inner: DenoiseStreamLike,
     dbfs = SILENCE_GATE_DBFS,
   ) {
     this.gate = new SilenceGate(DENOISE_GATE_HANGOVER_FRAMES, dbfs);
+    this.vad = isVadStream(inner) ? inner : undefined;
   }
 
   /** Frames the gate answered with silence, not run through the backend. */
@@ -80,14 +112,23 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
    * in flight); they are answered in the order given, a silent frame after those still with the
    * backend, even though the gate decided it at once.
    */
-  processThen(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void {
+  processThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void {
     const silent = this.gated(frame);
+    const vad = this.vad;
+    if (silent && vad) {
+      if (this.answers.length === 0 && vad.vadQuiet) {
+        vad.skipSilence(silent.samples.length);
+        return done(silent, 0);
+      }
+      this.answers.push({ out: undefined, probability: undefined, waiting: true, done, fail });
+      return vad.silenceThen(silent, this.answered, this.refused);
+    }
     if (silent) {
       if (this.answers.length === 0) return done(silent);
-      this.answers.push({ out: silent, waiting: false, done, fail });
+      this.answers.push({ out: silent, probability: undefined, waiting: false, done, fail });
       return;
     }
-    this.answers.push({ out: undefined, waiting: true, done, fail });
+    this.answers.push({ out: undefined, probability: undefined, waiting: true, done, fail });
     this.toBackend(frame);
   }
 
@@ -108,9 +149,10 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
     else this.answered(out);
   }
 
-  private readonly answered = (out: AudioFrame): void => {
+  private readonly answered = (out: AudioFrame, probability?: number): void => {
     const head = this.answers[0]!;
     head.out = out;
+    head.probability = probability;
     head.waiting = false;
     this.drain();
   };
@@ -126,7 +168,7 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
     const answers = this.answers;
     while (answers.length > 0 && !answers[0]!.waiting) {
       const a = answers.shift()!;
-      a.done(a.out!);
+      a.done(a.out!, a.probability);
     }
   }
 
@@ -152,8 +194,9 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
    * has since left, must not cost the loud frame its turn).
    */
   private prime(previous: AudioFrame): void {
-    this.answers.push({ out: undefined, waiting: true, done: ignore, fail: ignore });
-    this.toBackend(previous);
+    this.answers.push({ out: undefined, probability: undefined, waiting: true, done: ignore, fail: ignore });
+    if (this.vad) this.vad.primeThen(previous, this.answered, this.refused);
+    else this.toBackend(previous);
   }
 
   close(): void {

@@ -29,6 +29,10 @@
  *   frames pass through the same way rather than wait, and the replaced streams start from fresh state. A worker that cannot start is tried
  *   again at most once a second. Nothing here throws into a call, and the process never dies
  *   with the worker.
+ * - VAD: with `vad`, the worker also runs the callers' Silero VAD on the frames it has denoised
+ *   (./denoise-worker-vad.ts), for streams created with `{ vad: true }`, and each frame comes
+ *   back with its probability (WorkerDenoiseStream says how silence is handled). A frame the
+ *   worker could not run comes back without one; the caller's own VAD stands in.
  * - Lifetime: the worker is unref'd while idle (it never holds a process open on its own) and
  *   ref'd while a batch is in flight (so an awaited frame cannot be abandoned by an exiting
  *   process); `close()` terminates it. No timers.
@@ -38,7 +42,26 @@ import { type AudioFrame } from './frame.ts';
 import { denoiserRate, NARROWBAND_RATE, type SpectralDenoiserOptions } from './denoise-spectral.ts';
 import type { AsyncDenoiserStream, DenoiserBackendName, DenoiserStreamOptions, EngineDenoiser } from './denoise.ts';
 import type { FromWorker, ToWorker } from './denoise-worker-thread.ts';
-import { FLAG_NARROWBAND, HEADER_INTS, Slab, STATUS_OK } from './denoise-slab.ts';
+import {
+  ENTRY_NO_VAD,
+  ENTRY_SILENT,
+  FLAG_NARROWBAND,
+  FLAG_VAD,
+  H_COUNT,
+  H_FLAGS,
+  H_ID,
+  H_PROBABILITY,
+  H_STATUS,
+  H_VAD,
+  H_ZEROS_BEFORE,
+  HEADER_INTS,
+  Slab,
+  STATUS_OK,
+  VAD_NONE,
+  VAD_QUIET,
+} from './denoise-slab.ts';
+import type { WorkerVadStats } from './denoise-worker-vad.ts';
+import type { DenoisedThen } from './denoise-gate.ts';
 import { BatchPacer, type BusyPacing } from '../util/batch-pacer.ts';
 import { TurnSlicer } from '../util/turn-slicer.ts';
 
@@ -76,21 +99,36 @@ export interface WorkerDenoiserOptions {
    * frames a second); the engine's: 40 ms from 1,250 frames a second. None by default.
    */
   busy?: BusyPacing;
+  /**
+   * Run the callers' VAD in the worker too (./denoise-worker-vad.ts), for streams created with
+   * `{ vad: true }`: their frames come back with the VAD's probability. `modelPath`: the Silero
+   * model (default: the repository's).
+   */
+  vad?: { modelPath?: string };
 }
 
 interface Pending {
   stream: WorkerDenoiseStream;
   frame: AudioFrame;
+  /** The stream's flags and this frame's (ENTRY_SILENT, ENTRY_NO_VAD). */
+  flags: number;
+  /** Silence the VAD hears before this frame (H_ZEROS_BEFORE). */
+  zerosBefore: number;
   /** The denoised samples, once the batch is back; none: the frame falls back to pass-through. */
   out?: Int16Array;
-  resolve: (frame: AudioFrame) => void;
+  /** The worker's H_VAD for the frame, and its probability. */
+  vad: number;
+  probability: number;
+  resolve: DenoisedThen;
   reject: (error: Error) => void;
 }
 
-/** A backend's stream delays, as its worker reports them. */
-interface Delays {
+/** What a worker reports when ready: its backend's stream delays, whether it runs the VAD. */
+interface Ready {
   delayMs: number;
   narrowbandDelayMs: number;
+  vad: boolean;
+  vadError?: string;
 }
 
 interface InFlight {
@@ -109,6 +147,8 @@ export interface WorkerDenoiserStats {
   fallbacks: number;
   /** Workers started; more than one means a crash was recovered. */
   starts: number;
+  /** The VAD in the worker (WorkerDenoiserOptions.vad), over all its workers so far. */
+  vad?: WorkerVadStats;
 }
 
 export class WorkerDenoiser implements EngineDenoiser {
@@ -116,7 +156,7 @@ export class WorkerDenoiser implements EngineDenoiser {
   readonly maxBatch: number;
   private worker: Worker | undefined;
   /** Set while a worker is starting; cleared when it is lost. */
-  private ready: Promise<Delays> | undefined;
+  private ready: Promise<Ready> | undefined;
   private isReady = false;
   private retryAt = 0;
   private inFlight: InFlight | undefined;
@@ -126,13 +166,16 @@ export class WorkerDenoiser implements EngineDenoiser {
   private closes: number[] = [];
   private readonly pacer: BatchPacer;
   /** Hands calls their denoised frames, SETTLE_PER_TURN per event-loop turn. */
-  private readonly settler = new TurnSlicer<Pending>((p) => (p.out ? p.stream.settle(p, p.out) : p.stream.passThrough(p)), SETTLE_PER_TURN);
+  private readonly settler = new TurnSlicer<Pending>((p) => p.stream.settle(p), SETTLE_PER_TURN);
   private flushing = false;
   private closed = false;
   private nextStreamId = 1;
   private nextBatchId = 1;
   private readonly counters: Omit<WorkerDenoiserStats, 'busy'> = { batches: 0, frames: 0, fallbacks: 0, starts: 0 };
-  private delays: Delays = { delayMs: 0, narrowbandDelayMs: 0 };
+  private delays: Ready = { delayMs: 0, narrowbandDelayMs: 0, vad: false };
+  /** The VAD counters of workers lost, and of the current one. */
+  private vadBefore: WorkerVadStats = { batches: 0, runs: 0, windows: 0, skipped: 0 };
+  private vadNow: WorkerVadStats = { batches: 0, runs: 0, windows: 0, skipped: 0 };
 
   private constructor(
     readonly name: DenoiserBackendName,
@@ -157,6 +200,18 @@ export class WorkerDenoiser implements EngineDenoiser {
     return d;
   }
 
+  /**
+   * The worker runs the VAD of streams created with `{ vad: true }`: asked for
+   * (WorkerDenoiserOptions.vad) and loaded. When the model would not load, why (`vadError`).
+   */
+  get vad(): boolean {
+    return this.delays.vad;
+  }
+
+  get vadError(): string | undefined {
+    return this.delays.vadError;
+  }
+
   /** Fixed audio delay of a default (wideband) stream, in ms: the backend's (10 spectral, 12 RNNoise). */
   get delayMs(): number {
     return this.delays.delayMs;
@@ -167,14 +222,24 @@ export class WorkerDenoiser implements EngineDenoiser {
     return options?.narrowband ? this.delays.narrowbandDelayMs : this.delays.delayMs;
   }
 
+  /**
+   * A call's stream. With `vad` (and a worker that runs the VAD: `this.vad`), its frames come back
+   * with the VAD's probability, from the worker's VAD stream of this call (see processThen).
+   */
   createStream(options?: DenoiserStreamOptions): WorkerDenoiseStream {
     if (this.closed) throw new Error('WorkerDenoiser is closed');
-    const flags = options?.narrowband ? FLAG_NARROWBAND : 0;
+    const flags = (options?.narrowband ? FLAG_NARROWBAND : 0) | (options?.vad && this.delays.vad ? FLAG_VAD : 0);
     return new WorkerDenoiseStream(this, this.nextStreamId++, flags, denoiserRate(options), this.delayMsFor(options));
   }
 
   get stats(): WorkerDenoiserStats {
-    return { ...this.counters, busy: this.pacer.isBusy };
+    const stats: WorkerDenoiserStats = { ...this.counters, busy: this.pacer.isBusy };
+    if (this.o.vad) {
+      const a = this.vadBefore;
+      const b = this.vadNow;
+      stats.vad = { batches: a.batches + b.batches, runs: a.runs + b.runs, windows: a.windows + b.windows, skipped: a.skipped + b.skipped };
+    }
+    return stats;
   }
 
   /** Terminates the worker. Frames still queued or in flight reject. Idempotent. */
@@ -256,7 +321,7 @@ export class WorkerDenoiser implements EngineDenoiser {
     const closes = this.pending.length === 0 ? this.closes : [];
     if (closes.length > 0) this.closes = [];
     let total = 0;
-    for (const p of batch) total += p.frame.samples.length;
+    for (const p of batch) if (!(p.flags & ENTRY_SILENT)) total += p.frame.samples.length;
     if (batch.length > this.slab.entries || total > this.slab.sampleCapacity) {
       this.slab = Slab.create(Math.max(batch.length, this.slab.entries * 2), Math.max(total, this.slab.sampleCapacity * 2));
       this.slabIsNew = true;
@@ -268,10 +333,13 @@ export class WorkerDenoiser implements EngineDenoiser {
       const p = batch[i]!;
       const s = p.frame.samples;
       const h = i * HEADER_INTS;
-      header[h] = p.stream.id;
-      header[h + 1] = s.length;
-      header[h + 2] = -1;
-      header[h + 3] = p.stream.flags;
+      header[h + H_ID] = p.stream.id;
+      header[h + H_COUNT] = s.length;
+      header[h + H_STATUS] = -1;
+      header[h + H_FLAGS] = p.flags;
+      header[h + H_ZEROS_BEFORE] = p.zerosBefore;
+      header[h + H_VAD] = VAD_NONE;
+      if (p.flags & ENTRY_SILENT) continue;
       samples.set(s, at);
       at += s.length;
     }
@@ -297,31 +365,39 @@ export class WorkerDenoiser implements EngineDenoiser {
     at = 0;
     for (let i = 0; i < batch.length; i++) {
       const p = batch[i]!;
+      const h = i * HEADER_INTS;
+      p.vad = header[h + H_VAD]!;
+      if (p.vad !== VAD_NONE) p.probability = slab.headerFloat[h + H_PROBABILITY]!;
+      if (p.flags & ENTRY_SILENT) {
+        this.settler.add(p);
+        continue;
+      }
       const n = p.frame.samples.length;
-      if (header[i * HEADER_INTS + 2] === STATUS_OK) {
+      if (header[h + H_STATUS] === STATUS_OK) {
         // The frame contract: the output owns its samples (the slab is reused by the next batch),
         // copied now; the call hears of it a slice at a time (../util/turn-slicer.ts).
         p.out = samples.slice(at, at + n);
-        this.settler.add(p);
       } else {
         this.counters.fallbacks++;
-        this.settler.add(p);
       }
+      this.settler.add(p);
       at += n;
     }
   }
 
   private fallback(batch: Pending[]): void {
-    this.counters.fallbacks += batch.length;
-    for (const p of batch) this.settler.add(p);
+    for (const p of batch) {
+      if (!(p.flags & ENTRY_SILENT)) this.counters.fallbacks++;
+      this.settler.add(p);
+    }
   }
 
   private post(m: ToWorker): void {
     this.worker?.postMessage(m);
   }
 
-  /** Starts a worker; resolves with its backend's delays once it is ready. */
-  private start(): Promise<Delays> {
+  /** Starts a worker; resolves with its backend's delays (and whether it runs the VAD) once it is ready. */
+  private start(): Promise<Ready> {
     this.counters.starts++;
     // No flags from the parent: the entry registers tsx itself (a second registration only slows
     // the start), and a Worker refuses per-process and V8 flags given explicitly (--expose-gc,
@@ -333,9 +409,9 @@ export class WorkerDenoiser implements EngineDenoiser {
     // A fresh worker has seen no slab.
     this.slabIsNew = true;
     let everReady = false;
-    let resolveReady!: (delays: Delays) => void;
+    let resolveReady!: (ready: Ready) => void;
     let rejectReady!: (error: Error) => void;
-    const ready = new Promise<Delays>((resolve, reject) => {
+    const ready = new Promise<Ready>((resolve, reject) => {
       resolveReady = resolve;
       rejectReady = reject;
     });
@@ -346,6 +422,10 @@ export class WorkerDenoiser implements EngineDenoiser {
       this.worker = undefined;
       this.ready = undefined;
       this.isReady = false;
+      const a = this.vadBefore;
+      const b = this.vadNow;
+      this.vadBefore = { batches: a.batches + b.batches, runs: a.runs + b.runs, windows: a.windows + b.windows, skipped: a.skipped + b.skipped };
+      this.vadNow = { batches: 0, runs: 0, windows: 0, skipped: 0 };
       // Replaced on the next batch (a live call sends one within 20 ms); one that never got
       // ready is not retried in a tight loop.
       if (!everReady) this.retryAt = performance.now() + RESTART_BACKOFF_MS;
@@ -353,18 +433,21 @@ export class WorkerDenoiser implements EngineDenoiser {
       void worker.terminate();
     };
     worker.on('message', (m: FromWorker) => {
-      if (m.type === 'result') this.settleBatch(m.id)?.resolve();
+      if (m.type === 'result') {
+        if (m.vad && this.worker === worker) this.vadNow = m.vad;
+        this.settleBatch(m.id)?.resolve();
+      }
       else if (m.type === 'error' && m.id !== undefined) this.settleBatch(m.id)?.reject(new Error(m.message));
       else if (m.type === 'error') retire(new Error(`denoiser failed to load in its worker: ${m.message}`));
       else if (m.type === 'ready' && this.worker === worker) {
         everReady = true;
         this.isReady = true;
-        resolveReady({ delayMs: m.delayMs, narrowbandDelayMs: m.narrowbandDelayMs });
+        resolveReady({ delayMs: m.delayMs, narrowbandDelayMs: m.narrowbandDelayMs, vad: m.vad, ...(m.vadError !== undefined ? { vadError: m.vadError } : {}) });
       }
     });
     worker.on('error', (e) => retire(new Error(`denoiser worker failed: ${e.message}`)));
     worker.on('exit', (code) => retire(new Error(`denoiser worker exited with code ${code}`)));
-    const init: ToWorker = { type: 'init', backend: this.name, ...(this.o.spectral ? { spectral: this.o.spectral } : {}) };
+    const init: ToWorker = { type: 'init', backend: this.name, ...(this.o.spectral ? { spectral: this.o.spectral } : {}), ...(this.o.vad ? { vad: this.o.vad } : {}) };
     worker.postMessage(init);
     this.ready = ready;
     return ready;
@@ -388,9 +471,21 @@ export class WorkerDenoiser implements EngineDenoiser {
  * One call's denoiser in the worker: `process()` resolves with the denoised frame (same rate and
  * length, `delayMs` later in the audio). Frames may be given before earlier ones resolved; they
  * resolve in order. `close()` frees the state in the worker.
+ *
+ * A VAD stream (`vad`: created with `{ vad: true }` on a denoiser whose worker runs the VAD) also
+ * hands each frame's VAD probability to processThen's `done`: that of the call's VAD stream in the
+ * worker, fed the denoised frames in order. The VAD hears every frame of the call, so frames the
+ * caller's silence gate skips (./denoise-gate.ts) still go, as `silenceThen` (no samples, no
+ * denoising), unless the worker has said that silence cannot wake the VAD (`vadQuiet`): then the
+ * gate answers them itself (probability 0) and `skipSilence` counts them, for the worker's VAD to
+ * hear before the next frame. A frame whose VAD did not run (a worker lost or starting, a failed
+ * run) comes without a probability; its caller's own VAD stands in.
  */
 export class WorkerDenoiseStream implements AsyncDenoiserStream {
   private closed = false;
+  /** Silence since the last frame sent, in samples (skipSilence), for the VAD to hear first. */
+  private zeros = 0;
+  private quiet = false;
   /** The input before the frame being settled (frames are immutable once handed on: no copy). */
   private previous: Int16Array | undefined;
   /**
@@ -417,11 +512,46 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
     this.delaySamples = delay;
   }
 
+  /** The worker runs this stream's VAD: frames come back with its probability (see the class). */
+  get vad(): boolean {
+    return (this.flags & FLAG_VAD) !== 0;
+  }
+
+  /**
+   * The VAD's answer for the last frame back was "quiet": its silence gate is closed and digital
+   * silence cannot open it, so a silent frame's probability is 0 without asking (see the class).
+   */
+  get vadQuiet(): boolean {
+    return this.quiet;
+  }
+
   process(frame: AudioFrame): Promise<AudioFrame> {
     return new Promise((resolve, reject) => this.processThen(frame, resolve, reject));
   }
 
-  processThen(frame: AudioFrame, done: (frame: AudioFrame) => void, fail: (error: Error) => void): void {
+  processThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void {
+    this.send(frame, this.flags, done, fail);
+  }
+
+  /** As processThen, but the frame is kept from the VAD (the silence gate's prime frame). */
+  primeThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void {
+    this.send(frame, this.flags | ENTRY_NO_VAD, done, fail);
+  }
+
+  /**
+   * A frame of digital silence the caller's gate skipped (`frame`: its zeros): not denoised, but
+   * heard by the VAD; `done` gets `frame` itself back, with the probability.
+   */
+  silenceThen(frame: AudioFrame, done: DenoisedThen, fail: (error: Error) => void): void {
+    this.send(frame, this.flags | ENTRY_SILENT, done, fail);
+  }
+
+  /** Silence answered without the worker (vadQuiet), `samples` long: the VAD hears it before the next frame. */
+  skipSilence(samples: number): void {
+    this.zeros += samples;
+  }
+
+  private send(frame: AudioFrame, flags: number, done: DenoisedThen, fail: (error: Error) => void): void {
     if (this.closed) return fail(new Error('WorkerDenoiseStream is closed'));
     const rate = this.sampleRate;
     if (frame.sampleRate !== rate) {
@@ -431,7 +561,9 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
     if (frame.samples.length % this.quantum !== 0) {
       return fail(new RangeError(`denoiser frames at ${rate} Hz must be a multiple of ${this.quantum} samples, got ${frame.samples.length}`));
     }
-    this.owner.enqueue({ stream: this, frame, resolve: done, reject: fail });
+    const zerosBefore = this.zeros;
+    this.zeros = 0;
+    this.owner.enqueue({ stream: this, frame, flags, zerosBefore, vad: VAD_NONE, probability: 0, resolve: done, reject: fail });
   }
 
   /** Frees the stream's state in the worker (after any frames already given). Idempotent. */
@@ -441,17 +573,22 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
     this.owner.release(this.id);
   }
 
-  /** @internal */
-  settle(p: Pending, samples: Int16Array): void {
+  /** The frame is back (or fell back): the call hears of it. @internal */
+  settle(p: Pending): void {
+    const probability = p.vad === VAD_NONE ? undefined : p.probability;
+    if (!(p.flags & ENTRY_NO_VAD)) this.quiet = p.vad === VAD_QUIET;
+    // Silence stays silence, whatever became of the worker; it is no input the delay line keeps.
+    if (p.flags & ENTRY_SILENT) return p.resolve(p.frame, probability);
+    const samples = p.out ?? this.passThrough(p);
     this.previous = p.frame.samples;
-    p.resolve({ samples, sampleRate: this.sampleRate });
+    p.resolve({ samples, sampleRate: this.sampleRate }, probability);
   }
 
   /**
    * The frame as a plain delay line: the input `delaySamples` earlier, so the output stays
-   * aligned with denoised frames before and after. @internal
+   * aligned with denoised frames before and after.
    */
-  passThrough(p: Pending): void {
+  private passThrough(p: Pending): Int16Array {
     const cur = p.frame.samples;
     const d = this.delaySamples;
     const out = new Int16Array(cur.length);
@@ -462,6 +599,6 @@ export class WorkerDenoiseStream implements AsyncDenoiserStream {
       out[i] = prev && j >= 0 ? prev[j]! : 0;
     }
     if (cur.length > d) out.set(cur.subarray(0, cur.length - d), d);
-    this.settle(p, out);
+    return out;
   }
 }

@@ -38,6 +38,12 @@ export interface DenoiserStreamOptions {
    * network instead of 16 ↔ 48 kHz (14 ms delay instead of 12). Default false.
    */
   narrowband?: boolean;
+  /**
+   * Run the call's VAD alongside, where the denoiser can: a worker that loaded it
+   * (./denoise-worker.ts, WorkerDenoiser.vad) answers each frame with its probability too. In-thread
+   * streams ignore it.
+   */
+  vad?: boolean;
 }
 
 /**
@@ -127,11 +133,17 @@ export interface EngineDenoiser {
 
 /** The engine's denoiser: the default backend in its worker thread unless told otherwise. */
 export async function loadEngineDenoiser(
-  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number; busy?: BusyPacing; spectral?: SpectralDenoiserOptions } = {},
+  o: { backend?: DenoiserBackendName; thread?: DenoiserThread; batchIntervalMs?: number; busy?: BusyPacing; spectral?: SpectralDenoiserOptions; vad?: { modelPath?: string } } = {},
 ): Promise<EngineDenoiser> {
   const name = o.backend ?? DEFAULT_DENOISER_BACKEND;
   if ((o.thread ?? DEFAULT_DENOISER_THREAD) === 'worker') {
-    return WorkerDenoiser.load({ backend: name, batchIntervalMs: o.batchIntervalMs ?? 0, ...(o.busy ? { busy: o.busy } : {}), ...(o.spectral ? { spectral: o.spectral } : {}) });
+    return WorkerDenoiser.load({
+      backend: name,
+      batchIntervalMs: o.batchIntervalMs ?? 0,
+      ...(o.busy ? { busy: o.busy } : {}),
+      ...(o.spectral ? { spectral: o.spectral } : {}),
+      ...(o.vad ? { vad: o.vad } : {}),
+    });
   }
   const backend = await loadDenoiser(name, o.spectral);
   return {

@@ -83,6 +83,11 @@ export class SilenceGate {
     return this.quietRun > this.hangover;
   }
 
+  /** Whether a block of this mean square pushed now would be skipped, without pushing it. */
+  wouldSkip(meanSquare: number): boolean {
+    return this.closed && meanSquare < this.limit;
+  }
+
   /** Forget the quiet run (the next block starts with the gate open). */
   reset(): void {
     this.quietRun = 0;

@@ -85,6 +85,21 @@ export class SileroStream {
     return this.lastProbability;
   }
 
+  /**
+   * Digital silence from here on would be called silence without a run, window after window, so
+   * the probability stays 0: the gate is closed, and the window being filled, completed with
+   * zeros, would be skipped too.
+   */
+  get quiet(): boolean {
+    if (this.fill === 0) return this.gate.closed;
+    // As nextWindow() would measure the window completed with zeros: the same sum, over the whole window.
+    const from = this.rate.context;
+    const to = from + this.fill;
+    let sum = 0;
+    for (let i = from; i < to; i++) sum += this.input[i]! * this.input[i]!;
+    return this.gate.wouldSkip(sum / this.rate.window);
+  }
+
   /** Windows decided so far (run, or called silence by the gate); each covers 32 ms. */
   get windows(): number {
     return this.windowCount;

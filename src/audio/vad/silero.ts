@@ -93,6 +93,11 @@ export interface SileroVadOptions {
    * between wait and join the next batch. 0 (the default) runs a batch on the next turn.
    */
   batchIntervalMs?: number;
+  /**
+   * Streams told of their window's result per event-loop turn (SETTLE_PER_TURN by default).
+   * `Infinity` where no media clock shares the thread (the denoiser's worker).
+   */
+  settlePerTurn?: number;
 }
 
 
@@ -115,7 +120,7 @@ export class SileroVad {
   private batchWide = 0;
   private readonly pacer: BatchPacer;
   /** Hands streams their window's result, SETTLE_PER_TURN per event-loop turn. */
-  private readonly settler = new TurnSlicer<SileroStream>((stream) => stream.windowDone(stream.delivered), SETTLE_PER_TURN);
+  private readonly settler: TurnSlicer<SileroStream>;
   private flushing = false;
   private batches = 0;
   private runs = 0;
@@ -127,8 +132,10 @@ export class SileroVad {
     /** See SileroVadOptions.silenceGateDbfs. */
     readonly silenceGateDbfs: number,
     batchIntervalMs: number,
+    settlePerTurn: number,
   ) {
     this.maxBatch = Math.max(1, Math.floor(maxBatch));
+    this.settler = new TurnSlicer<SileroStream>((stream) => stream.windowDone(stream.delivered), settlePerTurn);
     this.pacer = new BatchPacer(batchIntervalMs, () => void this.flush());
   }
 
@@ -136,6 +143,8 @@ export class SileroVad {
     // Checked before the model and its thread exist, so a bad option leaves nothing behind.
     const batchIntervalMs = options.batchIntervalMs ?? 0;
     if (!(batchIntervalMs >= 0)) throw new RangeError(`batchIntervalMs must be at least 0, got ${batchIntervalMs}`);
+    const settlePerTurn = options.settlePerTurn ?? SETTLE_PER_TURN;
+    if (!(settlePerTurn >= 1)) throw new RangeError(`settlePerTurn must be at least 1, got ${settlePerTurn}`);
     const o = { modelPath: options.modelPath ?? DEFAULT_SILERO_MODEL_PATH, intraOpNumThreads: options.intraOpNumThreads ?? 1 };
     const backend = options.thread === 'inline' ? await InlineBackend.load(o) : await WorkerBackend.load(o);
     for (const name of ['input', 'state', 'sr']) {
@@ -144,7 +153,7 @@ export class SileroVad {
         throw new Error(`VAD model has no input '${name}' (inputs: ${backend.inputNames.join(', ')}): not Silero v5?`);
       }
     }
-    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS, batchIntervalMs);
+    return new SileroVad(backend, options.maxBatch ?? 256, options.silenceGateDbfs ?? SILENCE_GATE_DBFS, batchIntervalMs, settlePerTurn);
   }
 
   /**

@@ -131,7 +131,9 @@ export class CascadeCall {
     const vad = d.vad.createStream({ narrowband });
     // Gated: frames of a quiet line skip the denoiser (src/audio/denoise-gate.ts), as windows of
     // one skip the VAD's model (src/audio/vad/silero-stream.ts).
-    const backend = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband }) : undefined;
+    // Where its worker can, the denoiser runs the call's VAD too (src/audio/denoise-worker.ts):
+    // `vad` then hears only the frames that come back without a probability.
+    const backend = this.s.noiseCancellation ? d.denoiser?.createStream({ narrowband, vad: true }) : undefined;
     const denoise = backend ? new GatedDenoiseStream(backend) : undefined;
     // A G.711 line has nothing above 4 kHz: its denoiser, STT and VAD all take its 8 kHz audio.
     this.stt.open(narrowband ? 8000 : 16000);

@@ -8,7 +8,10 @@
  *
  * The denoiser may answer synchronously (in-thread backends), by callback (`processThen`: the
  * gated stream the engine uses, over the worker-backed one, src/audio/denoise-worker.ts) or with
- * a promise; either way in the order it was given the frames.
+ * a promise; either way in the order it was given the frames. The engine's worker runs the
+ * call's VAD as well and answers each frame with its probability too: such a frame skips the
+ * call's own VAD stream (`vad`), which hears only frames that come without one (the worker lost
+ * or starting, no denoiser, an in-thread one).
  *
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
@@ -48,9 +51,12 @@ export interface VadFactory {
   createStream(options?: CallerAudioOptions): VadStreamLike;
 }
 
-/** The shared denoiser backend: one stream per call. */
+/**
+ * The shared denoiser backend: one stream per call. `vad`: run the call's VAD with the denoiser
+ * where it can (src/audio/denoise-worker.ts), answering each frame with its probability.
+ */
 export interface DenoiserFactory {
-  createStream(options?: CallerAudioOptions): DenoiseStreamLike;
+  createStream(options?: CallerAudioOptions & { vad?: boolean }): DenoiseStreamLike;
 }
 
 export interface ListenerOptions {
@@ -108,6 +114,8 @@ class Listener {
    */
   private readonly starts = new Float64Array(LISTENER_FRAMES_IN_FLIGHT);
   private readonly cleanFrames: (AudioFrame | undefined)[] = new Array<AudioFrame | undefined>(LISTENER_FRAMES_IN_FLIGHT).fill(undefined);
+  /** Each clean frame's VAD probability where the denoiser gave one; NaN: ask the call's VAD. */
+  private readonly probabilities = new Float64Array(LISTENER_FRAMES_IN_FLIGHT);
   private head = 0;
   private open = 0;
   private clean = 0;
@@ -182,10 +190,12 @@ class Listener {
   }
 
   /** The denoiser's answer for the oldest frame not yet denoised. */
-  private readonly denoised = (clean: AudioFrame): void => {
+  private readonly denoised = (clean: AudioFrame, probability?: number): void => {
     if (this.finished) return;
     if (this.aborted) return this.end();
-    this.cleanFrames[(this.head + this.clean) % LISTENER_FRAMES_IN_FLIGHT] = clean;
+    const slot = (this.head + this.clean) % LISTENER_FRAMES_IN_FLIGHT;
+    this.cleanFrames[slot] = clean;
+    this.probabilities[slot] = probability ?? NaN;
     this.clean++;
     if (!this.hearing) this.hear();
   };
@@ -200,7 +210,9 @@ class Listener {
       return this.fail(error);
     }
     this.hearing = true;
-    this.o.vad.pushThen(clean, this.heard, this.failed);
+    const probability = this.probabilities[this.head]!;
+    if (!Number.isNaN(probability)) this.heard(probability);
+    else this.o.vad.pushThen(clean, this.heard, this.failed);
   }
 
   private readonly heard = (probability: number): void => {

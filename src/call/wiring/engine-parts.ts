@@ -90,6 +90,10 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
     batchIntervalMs: DENOISER_BATCH_INTERVAL_MS,
     ...(busy ? { busy } : {}),
     spectral: { native: input.config.dspNative },
+    // The callers' VAD runs in the denoiser's worker too, on the frames it denoises: no second
+    // hand-over per frame. `vad` below stays for the rest: calls without noise cancellation, a
+    // worker lost or starting, realtime calls, voicemail detection.
+    vad: {},
   }).catch((err: unknown) => {
     log.warn({ err: (err as Error).message }, 'denoiser unavailable: calls run without noise cancellation');
     return undefined;
@@ -100,6 +104,8 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   // apology or flite voice is not the one that waits, but never hold start-up for it.
   flite.warmUp().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'flite warm-up failed'));
   const denoiser = await denoiserLoad;
+  const vadError = denoiser && 'vadError' in denoiser ? denoiser.vadError : undefined;
+  if (vadError) log.warn({ err: vadError }, "the denoiser's worker could not load the VAD: the callers' VAD runs on its own thread");
   const fliteOnce = (): Promise<FliteTts> => Promise.resolve(flite);
   const speech = new SpeechProviders({ config: input.config, flite: fliteOnce, clock: input.clock });
   const ctx: EngineContext = {

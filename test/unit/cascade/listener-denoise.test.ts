@@ -155,3 +155,49 @@ describe('frames in flight', () => {
     expect(stt).toEqual([]);
   });
 });
+
+/** As LaterDenoiser, and answers each frame with a probability too (as the worker that runs the VAD), except frames in `without`. */
+class VadDenoiser extends LaterDenoiser {
+  constructor(
+    work: BusyCounter,
+    private readonly without: Set<number>,
+  ) {
+    super(work);
+  }
+  override processThen(f: AudioFrame, done: (f: AudioFrame, p?: number) => void, fail: (e: Error) => void): void {
+    const n = f.samples[0]!;
+    super.processThen(f, (out) => (this.without.has(n) ? done(out) : done(out, n >= 10 && n < 30 ? 0.95 : 0.01)), fail);
+  }
+}
+
+describe('a denoiser that runs the VAD too', () => {
+  it("its probabilities go to the detector; the call's own VAD hears only the frames that come without one, in order", async () => {
+    const work = new BusyCounter();
+    // Frames 16-19 fall back (a worker lost): the call's VAD takes them.
+    const denoise = new VadDenoiser(work, new Set([16, 17, 18, 19]));
+    const own = new LaterVad();
+    own.last = 0.95;
+    const inbound = new DropOldestQueue<AudioFrame>(100);
+    const stt: number[] = [];
+    const events: string[] = [];
+    const done = listen({
+      inbound,
+      vad: own,
+      detector: new SpeechDetector({ minSpeechMs: 100, minSilenceMs: 200 }),
+      denoise,
+      stt: { write: (f) => stt.push(-f.samples[0]!) },
+      work,
+      now: () => 1000,
+      signal: new AbortController().signal,
+      onSpeech: (e) => events.push(...e.map((x) => `${x.type}@${x.type === 'speech-end' ? x.endMs : x.startMs}`)),
+    });
+    for (let i = 1; i <= 50; i++) inbound.push(frame(i));
+    inbound.end();
+    await done;
+    expect(stt).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(own.pushed).toEqual([16, 17, 18, 19]);
+    // Speech from frame 10 to 29, as the denoiser's probabilities (and the own VAD's 0.95) say.
+    expect(events).toEqual(['speech-start@1160', 'speech-end@1560']);
+    expect(work.idle).toBe(true);
+  });
+});

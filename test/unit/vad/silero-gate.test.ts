@@ -112,3 +112,21 @@ describe('Silero silence gate', () => {
     expect(ungated.stats.windows - before.windows).toBe(stream.windows);
   });
 });
+
+describe('SileroStream.quiet', () => {
+  it('says silence cannot wake the VAD only once the gate is closed and the window being filled is quiet too', async () => {
+    const stream = gated.createStream();
+    const zeros = { samples: new Int16Array(320), sampleRate: SAMPLE_RATE };
+    expect(stream.quiet).toBe(false);
+    for (let i = 0; i < 20; i++) await stream.push(zeros);
+    // 6,400 samples: 12 windows and 256 samples of the next; the gate closed after 8 quiet windows.
+    expect(stream.quiet).toBe(true);
+    // A loud 5 ms in the window being filled: the zeros after it would complete a window that runs.
+    const loud = Int16Array.from({ length: 80 }, (_, i) => (i % 2 ? 8000 : -8000));
+    await stream.push({ samples: loud, sampleRate: SAMPLE_RATE });
+    expect(stream.quiet).toBe(false);
+    const before = gated.stats.windows;
+    await stream.push(zeros);
+    expect(gated.stats.windows).toBe(before + 1);
+  });
+});

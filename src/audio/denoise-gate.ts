@@ -47,7 +47,7 @@ export interface DenoiseStreamLike {
 /** A denoised frame, and its VAD probability where the denoiser's worker ran the call's VAD on it. */
 export type DenoisedThen = (frame: AudioFrame, probability?: number) => void;
 
-/** A worker-backed stream that runs the call's VAD too (src/audio/denoise-worker.ts, WorkerDenoiseStream). */
+/** A worker-backed stream that runs the call's VAD too (src/audio/denoise-worker-stream.ts, WorkerDenoiseStream). */
 export interface VadDenoiseStream extends DenoiseStreamLike {
   readonly vad: boolean;
   /** Silence cannot wake the VAD: a silent frame's probability is 0 without asking. */

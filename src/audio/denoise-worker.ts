@@ -132,6 +132,14 @@ export interface WorkerDenoiserStats {
   vad?: WorkerVadStats;
 }
 
+const NO_VAD_STATS: WorkerVadStats = { batches: 0, runs: 0, windows: 0, skipped: 0 };
+const addVadStats = (a: WorkerVadStats, b: WorkerVadStats): WorkerVadStats => ({
+  batches: a.batches + b.batches,
+  runs: a.runs + b.runs,
+  windows: a.windows + b.windows,
+  skipped: a.skipped + b.skipped,
+});
+
 export class WorkerDenoiser implements EngineDenoiser {
   readonly thread = 'worker';
   readonly maxBatch: number;
@@ -155,8 +163,8 @@ export class WorkerDenoiser implements EngineDenoiser {
   private readonly counters: Omit<WorkerDenoiserStats, 'busy'> = { batches: 0, frames: 0, fallbacks: 0, starts: 0 };
   private delays: Ready = { delayMs: 0, narrowbandDelayMs: 0, vad: false };
   /** The VAD counters of workers lost, and of the current one. */
-  private vadBefore: WorkerVadStats = { batches: 0, runs: 0, windows: 0, skipped: 0 };
-  private vadNow: WorkerVadStats = { batches: 0, runs: 0, windows: 0, skipped: 0 };
+  private vadBefore: WorkerVadStats = NO_VAD_STATS;
+  private vadNow: WorkerVadStats = NO_VAD_STATS;
 
   private constructor(
     readonly name: DenoiserBackendName,
@@ -205,7 +213,7 @@ export class WorkerDenoiser implements EngineDenoiser {
 
   /**
    * A call's stream. With `vad` (and a worker that runs the VAD: `this.vad`), its frames come back
-   * with the VAD's probability, from the worker's VAD stream of this call (see processThen).
+   * with the VAD's probability, from the worker's VAD stream of this call (./denoise-worker-stream.ts).
    */
   createStream(options?: DenoiserStreamOptions): WorkerDenoiseStream {
     if (this.closed) throw new Error('WorkerDenoiser is closed');
@@ -216,9 +224,7 @@ export class WorkerDenoiser implements EngineDenoiser {
   get stats(): WorkerDenoiserStats {
     const stats: WorkerDenoiserStats = { ...this.counters, busy: this.pacer.isBusy };
     if (this.o.vad) {
-      const a = this.vadBefore;
-      const b = this.vadNow;
-      stats.vad = { batches: a.batches + b.batches, runs: a.runs + b.runs, windows: a.windows + b.windows, skipped: a.skipped + b.skipped };
+      stats.vad = addVadStats(this.vadBefore, this.vadNow);
     }
     return stats;
   }
@@ -403,10 +409,8 @@ export class WorkerDenoiser implements EngineDenoiser {
       this.worker = undefined;
       this.ready = undefined;
       this.isReady = false;
-      const a = this.vadBefore;
-      const b = this.vadNow;
-      this.vadBefore = { batches: a.batches + b.batches, runs: a.runs + b.runs, windows: a.windows + b.windows, skipped: a.skipped + b.skipped };
-      this.vadNow = { batches: 0, runs: 0, windows: 0, skipped: 0 };
+      this.vadBefore = addVadStats(this.vadBefore, this.vadNow);
+      this.vadNow = NO_VAD_STATS;
       // Replaced on the next batch (a live call sends one within 20 ms); one that never got
       // ready is not retried in a tight loop.
       if (!everReady) this.retryAt = performance.now() + RESTART_BACKOFF_MS;

@@ -126,6 +126,8 @@ export interface EngineDenoiser {
   readonly delayMs: number;
   delayMsFor(options?: DenoiserStreamOptions): number;
   readonly thread: DenoiserThread;
+  /** Asked to run the callers' VAD too (the worker's `vad` option) and the model would not load: why. */
+  readonly vadError?: string | undefined;
   createStream(options?: DenoiserStreamOptions): DenoiserStream | AsyncDenoiserStream;
   /** Releases the backend (terminates its worker). Idempotent. */
   close(): Promise<void>;

@@ -104,8 +104,7 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   // apology or flite voice is not the one that waits, but never hold start-up for it.
   flite.warmUp().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'flite warm-up failed'));
   const denoiser = await denoiserLoad;
-  const vadError = denoiser && 'vadError' in denoiser ? denoiser.vadError : undefined;
-  if (vadError) log.warn({ err: vadError }, "the denoiser's worker could not load the VAD: the callers' VAD runs on its own thread");
+  if (denoiser?.vadError) log.warn({ err: denoiser.vadError }, "the denoiser's worker could not load the VAD: the callers' VAD runs on its own thread");
   const fliteOnce = (): Promise<FliteTts> => Promise.resolve(flite);
   const speech = new SpeechProviders({ config: input.config, flite: fliteOnce, clock: input.clock });
   const ctx: EngineContext = {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DenoiseStreamLike } from '../../../src/audio/denoise-gate.ts';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
-import { SpeechDetector } from '../../../src/audio/vad/detector.ts';
+import { SpeechDetector, type SpeechEvent } from '../../../src/audio/vad/detector.ts';
 import { listen, LISTENER_FRAMES_IN_FLIGHT, type VadStreamLike } from '../../../src/call/cascade/listener.ts';
 import { BusyCounter } from '../../../src/call/cascade/work.ts';
 import { DropOldestQueue } from '../../../src/media/rtp-session-queue.ts';
@@ -107,29 +107,42 @@ class LaterVad implements VadStreamLike {
   }
 }
 
+/**
+ * A burst: all of a second's frames (levels 1-50) at once, then the end while most are still in
+ * flight. Returns the levels STT got (denoised back to positive) and the speech events, labelled.
+ */
+async function hearBurst(
+  denoise: DenoiseStreamLike,
+  vad: VadStreamLike,
+  work: BusyCounter,
+  label: (e: SpeechEvent) => string,
+): Promise<{ stt: number[]; events: string[] }> {
+  const inbound = new DropOldestQueue<AudioFrame>(100);
+  const stt: number[] = [];
+  const events: string[] = [];
+  const done = listen({
+    inbound,
+    vad,
+    detector: new SpeechDetector({ minSpeechMs: 100, minSilenceMs: 200 }),
+    denoise,
+    stt: { write: (f) => stt.push(-f.samples[0]!) },
+    work,
+    now: () => 1000,
+    signal: new AbortController().signal,
+    onSpeech: (e) => events.push(...e.map(label)),
+  });
+  for (let i = 1; i <= 50; i++) inbound.push(frame(i));
+  inbound.end();
+  await done;
+  return { stt, events };
+}
+
 describe('frames in flight', () => {
   it('the denoiser holds several of a call’s frames at once; STT and the VAD still get them one at a time, in order, on the audio timeline', async () => {
     const work = new BusyCounter();
     const denoise = new LaterDenoiser(work);
     const vad = new LaterVad();
-    const inbound = new DropOldestQueue<AudioFrame>(100);
-    const stt: number[] = [];
-    const events: string[] = [];
-    const done = listen({
-      inbound,
-      vad,
-      detector: new SpeechDetector({ minSpeechMs: 100, minSilenceMs: 200 }),
-      denoise,
-      stt: { write: (f) => stt.push(-f.samples[0]!) },
-      work,
-      now: () => 1000,
-      signal: new AbortController().signal,
-      onSpeech: (e) => events.push(...e.map((x) => `${x.type}@${x.startMs}`)),
-    });
-    // A burst: all of a second's frames at once, then the end while most are still in flight.
-    for (let i = 1; i <= 50; i++) inbound.push(frame(i));
-    inbound.end();
-    await done;
+    const { stt, events } = await hearBurst(denoise, vad, work, (x) => `${x.type}@${x.startMs}`);
     expect(denoise.mostOutstanding).toBe(LISTENER_FRAMES_IN_FLIGHT);
     expect(stt).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(vad.pushed).toEqual(stt);
@@ -177,23 +190,7 @@ describe('a denoiser that runs the VAD too', () => {
     const denoise = new VadDenoiser(work, new Set([16, 17, 18, 19]));
     const own = new LaterVad();
     own.last = 0.95;
-    const inbound = new DropOldestQueue<AudioFrame>(100);
-    const stt: number[] = [];
-    const events: string[] = [];
-    const done = listen({
-      inbound,
-      vad: own,
-      detector: new SpeechDetector({ minSpeechMs: 100, minSilenceMs: 200 }),
-      denoise,
-      stt: { write: (f) => stt.push(-f.samples[0]!) },
-      work,
-      now: () => 1000,
-      signal: new AbortController().signal,
-      onSpeech: (e) => events.push(...e.map((x) => `${x.type}@${x.type === 'speech-end' ? x.endMs : x.startMs}`)),
-    });
-    for (let i = 1; i <= 50; i++) inbound.push(frame(i));
-    inbound.end();
-    await done;
+    const { stt, events } = await hearBurst(denoise, own, work, (x) => `${x.type}@${x.type === 'speech-end' ? x.endMs : x.startMs}`);
     expect(stt).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(own.pushed).toEqual([16, 17, 18, 19]);
     // Speech from frame 10 to 29, as the denoiser's probabilities (and the own VAD's 0.95) say.

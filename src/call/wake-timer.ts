@@ -45,7 +45,7 @@ export class WakeTimer<K extends string> {
  * (../media/media-clock.ts) rather than on a timer of its own: the audio writers of both engines
  * pace themselves with it, and with a timer each, 100 talking calls woke the event loop for them
  * alone thousands of times a second, each wake-up costing more than the pump it ran. The writers
- * keep a few frames queued ahead on the media, so which 5 ms phase of the frame they are pumped
+ * keep a few frames queued ahead on the media, so which phase of the frame they are pumped
  * in does not matter; the media's own send slots set when a frame leaves.
  */
 export class FrameGridTicker {

@@ -5,14 +5,19 @@
  * that is one timer wake-up per phase instead of 2 × N timers per 20 ms, so per-slot work no
  * longer interleaves with hundreds of timer callbacks.
  *
- * Sessions are spread over PHASES sub-slots of the interval (5 ms apart at 20 ms; a session's
- * two loops share its phase), so one pass holds a quarter of the calls and the event loop is
- * never blocked by all of them at once; packets also leave spread out, as from real phones.
+ * Sessions are spread over PHASES sub-slots of the interval (10 ms apart at 20 ms; a session's
+ * two loops share its phase), so one pass holds half of the calls and the event loop is never
+ * blocked by all of them at once; packets also leave in two groups rather than one.
+ * Why two and not more: every pass has its costs beyond the calls in it (the timer, waking the
+ * thread, draining the RTP ring, the RTP I/O thread's own wake-up for the pass's packets, caches
+ * gone cold since the last pass), and a call's work costs less in a fuller pass. Four phases
+ * (5 ms apart) cost about 4 % more CPU per pipeline call at 100 calls than two; one phase about
+ * 2 % less than two, but then a pass holds every call (bench/RESULTS.md, session 18).
  *
  * Within a pass, members that send (`first`: each session's outbound loop) are served before the
  * others (inbound playout: decoding, resampling, handing frames to VAD and STT), so a call's packet
- * never waits for the inbound work of the calls ahead of it in the pass; with a quarter of 150
- * calls per pass that work is a few milliseconds, which used to land on the last sends' timing.
+ * never waits for the inbound work of the calls ahead of it in the pass; with half of 150 calls
+ * per pass that work is a few milliseconds, which used to land on the last sends' timing.
  *
  * Each member keeps DeadlineTicker's contract: its first slot is due at once on start(), later
  * ones on its phase's grid; after a stall it catches up at most `maxCatchUp` slots and reports
@@ -42,7 +47,7 @@ export function beforeEachMediaPass(hook: () => void): () => void {
 }
 
 /** Sub-slots of the interval that sessions are spread over (when the interval divides evenly). */
-const PHASES = 4;
+export const PHASES = 2;
 
 interface Member {
   readonly onSlot: SlotHandler;

@@ -2,8 +2,8 @@
  * When a helper thread's next batch starts (the denoiser's in the engine; Silero VAD's on request). Every batch handed to a
  * worker has a fixed cost on both threads (the wake-up, the hand-over, a native run of the model
  * whatever its size), about as much as the work of a dozen calls' frames in it. The media clock
- * runs a pass every 5 ms (media-clock.ts), and each pass's frames used to go as a batch of their
- * own: at 100 calls about 185 batches a second to each worker, most of whose time was that fixed
+ * runs several passes per frame period (media-clock.ts; every 5 ms when this was measured, every
+ * 10 ms now), and each pass's frames used to go as a batch of their own: at 100 calls about 185 batches a second to each worker, most of whose time was that fixed
  * cost. A pacer lets batches start at most once per `intervalMs`: what arrives in between joins
  * the next one, so under load each batch holds several passes' frames. A request made when the
  * interval has already passed since the last start runs at once (on the next turn), so a lone

@@ -18,18 +18,19 @@ export const TICK_MS = 1;
  */
 export const SEND_EARLY_MS = TICK_MS;
 /**
- * The media clock's grid (media-clock.ts: 4 phases, 5 ms apart at 20 ms ptime): a session hands
- * its packet over at one phase, due at the next. With its queue empty after sending, the worker
- * arms its timer for the next phase that had packets a grid period ago (every phase at 100
- * calls, its own phase again for a lone call), when the packets handed over meanwhile are due:
- * no wake-up message per phase. A guess only: packets due earlier than the armed time earn a
+ * The grid the worker plans on: four 5 ms slots per 20 ms frame, on which the media clock's
+ * phases fall (media-clock.ts: two, 10 ms apart). A session hands its packet over in its phase's
+ * pass, due one slot later (SEND_LEAD_MS). With its queue empty after sending, the worker
+ * arms its timer for the next slot that had packets a grid period ago (the slot after each
+ * media-clock phase under load, its own call's slot again for a lone call), when the packets
+ * handed over meanwhile are due: no wake-up message per slot. A guess only: packets due earlier than the armed time earn a
  * message (CONTROL.NEXT_WAKE), and other ptimes simply take that way.
  */
 export const GRID_PHASE_MS = 5;
 export const GRID_PHASES = 4;
 /**
  * Inbound datagrams wait in their ring for the event-loop thread, which drains it at the start of
- * every media-clock pass (thread-io.ts): every 5 ms under load, and playout only happens in those
+ * every media-clock pass (thread-io.ts): every 10 ms under load, and playout only happens in those
  * passes anyway. The worker sends a wake-up message only for datagrams left undrained this long
  * (a process with little or no media running): at 100 calls a message every few ms cost both
  * threads more than the datagrams themselves, a context switch each on this kind of VM. Arrival

@@ -9,7 +9,7 @@ import { rms, type AudioFrame } from '../../../src/audio/frame.ts';
 import { ulaw } from '../../../src/media/codecs/g711.ts';
 import { pcmu } from '../../../src/media/codecs/pcmu.ts';
 import { OutboundTranscoder } from '../../../src/media/codecs/transcode.ts';
-import { MediaScheduler, beforeEachMediaPass, createTicker, type TickerFactory } from '../../../src/media/media-clock.ts';
+import { MediaScheduler, PHASES, beforeEachMediaPass, createTicker, type TickerFactory } from '../../../src/media/media-clock.ts';
 import { OutboundPath, type OutboundPacket } from '../../../src/media/rtp-session-outbound.ts';
 import { DeadlineTicker } from '../../../src/media/rtp-session-ticker.ts';
 import { ManualClock, type Clock } from '../../../src/util/clock.ts';
@@ -155,8 +155,11 @@ describe('MediaScheduler', () => {
     expect(fired.length).toBe(8); // first slot at once, like DeadlineTicker
     fired.length = 0;
     clock.advance(20);
-    // Phases 0..3 of the 20 ms slot: 5 ms apart, two sessions each.
-    expect(fired.map(([, at]) => at)).toEqual([5, 5, 10, 10, 15, 15, 20, 20]);
+    // The phases of the 20 ms slot, 20 / PHASES ms apart, 8 / PHASES sessions each (phase 0's next at 20).
+    const step = 20 / PHASES;
+    const each = 8 / PHASES;
+    const expected = Array.from({ length: PHASES }, (_, p) => Array<number>(each).fill((p + 1) * step)).flat();
+    expect(fired.map(([, at]) => at)).toEqual(expected);
     expect(clock.pendingCount).toBe(1);
     for (const t of tickers) t.stop();
     expect(clock.pendingCount).toBe(0);
@@ -207,7 +210,7 @@ describe('MediaScheduler', () => {
       const sends = pass.filter((n) => n.startsWith('out'));
       return pass.slice(0, sends.length).every((n) => n.startsWith('out'));
     };
-    // Eight sessions: two per phase, each joining playout loop first.
+    // Eight sessions spread over the phases, each joining playout loop first.
     const tickers = Array.from({ length: 8 }, (_, k) => session(k)).flat();
     for (const t of tickers) t.start();
     clock.advance(0);
@@ -223,9 +226,9 @@ describe('MediaScheduler', () => {
     served.length = 0;
     clock.advance(40);
     const later = passes();
-    expect(later.length).toBeGreaterThanOrEqual(8);
+    expect(later.length).toBeGreaterThanOrEqual(2 * PHASES);
     for (const pass of later) {
-      expect(pass.filter((n) => n.startsWith('out')).length).toBe(3);
+      expect(pass.filter((n) => n.startsWith('out')).length).toBe(12 / PHASES);
       expect(sendsFirst(pass), pass.join(' ')).toBe(true);
     }
     for (const t of [...tickers, ...joining, starter]) t.stop();
@@ -258,13 +261,14 @@ describe('MediaScheduler', () => {
     const unhook = beforeEachMediaPass(() => log.push(`hook@${clock.monotonic()}`));
     const tickers = [0, 1].map((id) => scheduler.ticker(() => log.push(`m${id}@${clock.monotonic()}`), 3, { id }));
     for (const t of tickers) t.start();
-    clock.advance(5);
+    const step = 20 / PHASES;
+    clock.advance(step);
     // One pass for the slot due at once (both members), one for the second phase's next slot.
-    expect(log).toEqual(['hook@0', 'm0@0', 'm1@0', 'hook@5', 'm1@5']);
+    expect(log).toEqual(['hook@0', 'm0@0', 'm1@0', `hook@${step}`, `m1@${step}`]);
     unhook();
     log.length = 0;
     clock.advance(20);
-    expect(log).toEqual(['m0@20', 'm1@25']);
+    expect(log).toEqual(['m0@20', `m1@${20 + step}`]);
     for (const t of tickers) t.stop();
   });
 

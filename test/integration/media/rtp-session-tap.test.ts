@@ -45,7 +45,8 @@ describe('RtpSession inbound tap', () => {
         const sent = performance.now();
         peer.sendPacket(0, 160 * i, new Uint8Array(160).fill(i + 1));
         stranger.send(serializeRtp({ payloadType: 0, sequenceNumber: 9000 + i, timestamp: 0, ssrc: 0xbad, payload: new Uint8Array(160) }), session.local.rtpPort, HOST);
-        await sleep(20);
+        // Taken in the next media-clock pass (or the RTP thread's wake-up for it): wait for it, not a fixed time.
+        for (let t = 0; t < 50 && tap.packets.at(-1)?.payload[0] !== i + 1; t++) await sleep(10);
         const got = tap.packets.at(-1);
         expect(got?.payload[0]).toBe(i + 1);
         expect(got!.atMs).toBeGreaterThanOrEqual(sent - 1);

@@ -35,8 +35,11 @@ export const GRID_PHASES = 4;
  * (a process with little or no media running): at 100 calls a message every few ms cost both
  * threads more than the datagrams themselves, a context switch each on this kind of VM. Arrival
  * times are stamped in the worker, so the wait changes no timing the jitter buffer sees.
+ * It must exceed the time between two passes under load (10 ms: media-clock.ts PHASES), with
+ * room for a late timer: otherwise every datagram that misses its pass by a hair (the worker's
+ * sweep just after the pass rather than just before it) earns a message of its own.
  */
-export const INBOUND_WAKE_AFTER_MS = 8;
+export const INBOUND_WAKE_AFTER_MS = 12;
 /** Each direction's ring: about a second of 150 calls' G.711 both ways, and then some. */
 export const RING_BYTES = 2 ** 21;
 

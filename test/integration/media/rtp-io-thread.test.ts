@@ -216,7 +216,7 @@ describe('RTP I/O thread', () => {
     const payload = new Uint8Array(160).fill(0xff);
     const rtp = (i: number): Uint8Array => serializeRtp({ payloadType: 0, sequenceNumber: i, timestamp: 160 * i, ssrc: 0x77, marker: false, payload });
 
-    // Four sessions: one per 5 ms phase of the media clock, so a pass comes every 5 ms.
+    // Four sessions over the media clock's phases, so a pass comes every 10 ms.
     const peers = await Promise.all(Array.from({ length: 4 }, () => RtpPeer.open(HOST)));
     const sessions = peers.map(() => new RtpSession({ pool, publicAddress: HOST, rtpTimeoutMs: 0 }));
     const locals = await Promise.all(sessions.map((s) => s.allocate()));
@@ -234,7 +234,7 @@ describe('RTP I/O thread', () => {
       }
       await sleep(40);
       expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => i));
-      // One message per datagram before; now only a pass late by more than 3 ms earns one.
+      // One message per datagram before; now only a pass late by more than INBOUND_WAKE_AFTER_MS earns one.
       expect(io.counters.inboundWakeUps - before).toBeLessThanOrEqual(5);
     } finally {
       await Promise.all(sessions.map((s) => s.close()));

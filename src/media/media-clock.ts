@@ -11,7 +11,7 @@
  * Why two and not more: every pass has its costs beyond the calls in it (the timer, waking the
  * thread, draining the RTP ring, the RTP I/O thread's own wake-up for the pass's packets, caches
  * gone cold since the last pass), and a call's work costs less in a fuller pass. Four phases
- * (5 ms apart) cost about 4 % more CPU per pipeline call at 100 calls than two; one phase about
+ * (5 ms apart) cost about 3 % more CPU per pipeline call at 100 calls than two; one phase about
  * 2 % less than two, but then a pass holds every call (bench/RESULTS.md, session 18).
  *
  * Within a pass, members that send (`first`: each session's outbound loop) are served before the

@@ -41,8 +41,8 @@ export interface EngineParts {
  * Least time between two batches handed to the denoiser's worker thread, ms
  * (src/util/batch-pacer.ts): one batch per frame period, so with many calls the frames of the
  * media clock's passes share one hand-over instead of one each (four passes per frame then, a
- * quarter of the batches' fixed cost on both threads: bench/RESULTS.md, session 6; two now). The price is at most this
- * much on when a frame's denoised audio reaches STT and the VAD, so on an endpointing decision
+ * quarter of the batches' fixed cost on both threads: bench/RESULTS.md, session 6; two now).
+ * The price is at most this much on when a frame's denoised audio reaches STT and the VAD, so on an endpointing decision
  * that waits 200–1200 ms of silence anyway; nothing the caller hears.
  */
 export const DENOISER_BATCH_INTERVAL_MS = 20;
@@ -67,8 +67,8 @@ export function denoiserBusyPacing(busyBatchMs: number): BusyPacing | undefined 
 /**
  * Least time between two Silero batches, ms. With the denoiser on (the default) the VAD's
  * windows already come once per denoiser batch, every 20 ms, and this changes nothing. Without
- * it (`enable_noise_cancellation: false`) every media-clock pass (5 ms apart then) made a batch of its
- * own: about 195 runs a second of 4 windows at 100 calls, where a run's fixed cost (the hand-over
+ * it (`enable_noise_cancellation: false`) every media-clock pass (5 ms apart then) made a batch
+ * of its own: about 195 runs a second of 4 windows at 100 calls, where a run's fixed cost (the hand-over
  * both ways, ONNX Runtime's per-run work, the wake-ups) is worth several windows. At 10 ms: about
  * 100 runs of 8 windows, 6–7 % less CPU per call (paired runs, bench/RESULTS.md, session 14), at
  * up to 10 ms on a VAD answer, half what the denoiser's pacing adds. The results of a batch come

@@ -23,8 +23,8 @@ export const SEND_EARLY_MS = TICK_MS;
  * pass, due one slot later (SEND_LEAD_MS). With its queue empty after sending, the worker
  * arms its timer for the next slot that had packets a grid period ago (the slot after each
  * media-clock phase under load, its own call's slot again for a lone call), when the packets
- * handed over meanwhile are due: no wake-up message per slot. A guess only: packets due earlier than the armed time earn a
- * message (CONTROL.NEXT_WAKE), and other ptimes simply take that way.
+ * handed over meanwhile are due: no wake-up message per slot. A guess only: packets due earlier
+ * than the armed time earn a message (CONTROL.NEXT_WAKE), and other ptimes simply take that way.
  */
 export const GRID_PHASE_MS = 5;
 export const GRID_PHASES = 4;

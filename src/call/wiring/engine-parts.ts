@@ -42,8 +42,8 @@ export interface EngineParts {
  * (src/util/batch-pacer.ts): one batch per frame period, so with many calls the frames of the
  * media clock's passes share one hand-over instead of one each (four passes per frame then, a
  * quarter of the batches' fixed cost on both threads: bench/RESULTS.md, session 6; two now).
- * The price is at most this much on when a frame's denoised audio reaches STT and the VAD, so on an endpointing decision
- * that waits 200–1200 ms of silence anyway; nothing the caller hears.
+ * The price is at most this much on when a frame's denoised audio reaches STT and the VAD, so
+ * on an endpointing decision that waits 200–1200 ms of silence anyway; nothing the caller hears.
  */
 export const DENOISER_BATCH_INTERVAL_MS = 20;
 

@@ -30,6 +30,7 @@
  * datagram that has arrived, without a wake-up of the event loop for them.
  */
 import type { Clock, Timer } from '../util/clock.ts';
+import { PHASES } from './media-phases.ts';
 import { planCatchUp, type SlotHandler, type SlotTicker, type TickerStats } from './rtp-session-ticker.ts';
 
 /**
@@ -46,8 +47,7 @@ export function beforeEachMediaPass(hook: () => void): () => void {
   return () => passHooks.delete(hook);
 }
 
-/** Sub-slots of the interval that sessions are spread over (when the interval divides evenly). */
-export const PHASES = 2;
+export { PHASES };
 
 interface Member {
   readonly onSlot: SlotHandler;

@@ -53,6 +53,7 @@ import { OutboundTranscoder } from './codecs/transcode.ts';
 import { digitToEvent, planDtmf } from './dtmf.ts';
 import { G711_FRAME_BYTES, type DtmfSendOptions, type OutboundAudio } from './media-types.ts';
 import { createTicker, type TickerFactory } from './media-clock.ts';
+import { PHASE_MS } from './media-phases.ts';
 import type { SlotTicker, TickerStats } from './rtp-session-ticker.ts';
 import type { NegotiatedMedia } from './sdp-negotiate.ts';
 import type { Clock } from '../util/clock.ts';
@@ -82,10 +83,16 @@ export interface OutboundPacket {
  * which also runs all call logic; with RTP I/O in its own thread (rtp-io/thread-io.ts) the packet
  * is handed over at the slot and leaves at deadline + lead, so a slot that runs late by less than
  * the lead (a young-generation GC pause of 2-4.5 ms, any task up to that long) no longer moves
- * it. One media-clock phase (5 ms at 20 ms ptime, media-clock.ts): covers those pauses, and costs
- * 5 ms of one-way delay. In-thread I/O sends at once and ignores it.
+ * it. One media-clock phase (10 ms at 20 ms ptime, media-phases.ts): the packets of one pass are
+ * due when the next pass runs, so the I/O thread's wake-up that sends them also reads the sockets
+ * for that pass, one wake-up per pass rather than two (half a phase, 5 ms, cost about 1.5 % more
+ * CPU per pipeline call at 100 calls: bench/RESULTS.md, session 19). A talkspurt's first packet
+ * still goes at once (startTalkspurtNow), so a reply is heard no later; the packets after it keep
+ * 10 ms of one-way delay, and the far end sees the second up to 10 ms behind the first's pace
+ * (5 ms with half a phase), well inside any jitter buffer. In-thread I/O sends at once and
+ * ignores it.
  */
-export const SEND_LEAD_MS = 5;
+export const SEND_LEAD_MS = PHASE_MS;
 
 export interface OutboundOptions {
   clock: Clock;

@@ -3,6 +3,7 @@
  * other besides the packets (which go through the rings, ./ring.ts): socket set-up and tear-down,
  * wake-ups, and the send probe. Also the timing constants both sides share, and the time base.
  */
+import { PHASE_MS, PHASES } from '../media-phases.ts';
 import type { SendProbeFilter, SendProbeSummary } from './send-probe.ts';
 
 /**
@@ -18,16 +19,18 @@ export const TICK_MS = 1;
  */
 export const SEND_EARLY_MS = TICK_MS;
 /**
- * The grid the worker plans on: four 5 ms slots per 20 ms frame, on which the media clock's
- * phases fall (media-clock.ts: two, 10 ms apart). A session hands its packet over in its phase's
- * pass, due one slot later (SEND_LEAD_MS). With its queue empty after sending, the worker
- * arms its timer for the next slot that had packets a grid period ago (the slot after each
- * media-clock phase under load, its own call's slot again for a lone call), when the packets
- * handed over meanwhile are due: no wake-up message per slot. A guess only: packets due earlier
- * than the armed time earn a message (CONTROL.NEXT_WAKE), and other ptimes simply take that way.
+ * The grid the worker plans on: the media clock's phases (../media-phases.ts: two 10 ms slots per
+ * 20 ms frame). A session hands its packet over in its phase's pass, due one slot later
+ * (SEND_LEAD_MS), which under load is when the other phase's pass runs: so the worker's wake-up
+ * that sends a pass's packets is also the one that sweeps the sockets for the next pass, one
+ * wake-up per pass. With its queue empty after sending, the worker arms its timer for the next
+ * slot that had packets a grid period ago (every slot under load, its own call's slot again for a
+ * lone call), when the packets handed over meanwhile are due: no wake-up message per slot. A
+ * guess only: packets due earlier than the armed time earn a message (CONTROL.NEXT_WAKE), and
+ * other ptimes simply take that way.
  */
-export const GRID_PHASE_MS = 5;
-export const GRID_PHASES = 4;
+export const GRID_PHASE_MS = PHASE_MS;
+export const GRID_PHASES = PHASES;
 /**
  * Inbound datagrams wait in their ring for the event-loop thread, which drains it at the start of
  * every media-clock pass (thread-io.ts): every 10 ms under load, and playout only happens in those
@@ -35,11 +38,11 @@ export const GRID_PHASES = 4;
  * (a process with little or no media running): at 100 calls a message every few ms cost both
  * threads more than the datagrams themselves, a context switch each on this kind of VM. Arrival
  * times are stamped in the worker, so the wait changes no timing the jitter buffer sees.
- * It must exceed the time between two passes under load (10 ms: media-clock.ts PHASES), with
- * room for a late timer: otherwise every datagram that misses its pass by a hair (the worker's
- * sweep just after the pass rather than just before it) earns a message of its own.
+ * It exceeds the time between two passes under load (PHASE_MS) by room for a late timer:
+ * otherwise every datagram that misses its pass by a hair (the worker's sweep just after the
+ * pass rather than just before it) would earn a message of its own.
  */
-export const INBOUND_WAKE_AFTER_MS = 12;
+export const INBOUND_WAKE_AFTER_MS = PHASE_MS + 2;
 /** Each direction's ring: about a second of 150 calls' G.711 both ways, and then some. */
 export const RING_BYTES = 2 ** 21;
 

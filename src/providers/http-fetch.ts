@@ -17,15 +17,12 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { finished } from 'node:stream';
+import { Readable } from 'node:stream';
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
   'https:': new https.Agent({ keepAlive: true }),
 } as const;
-
-/** Body chunks read ahead of the reader before the socket is paused. */
-const BODY_CHUNKS_AHEAD = 16;
 
 /** Statuses whose response has no body (a `Response` refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -102,50 +99,11 @@ function toResponse(res: http.IncomingMessage, method: string): Response {
   const headers = new Headers();
   const raw = res.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  const response = new Response(NULL_BODY.has(status) || method === 'HEAD' ? null : bodyStream(res), {
+  const response = new Response(NULL_BODY.has(status) || method === 'HEAD' ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
     status,
     statusText: res.statusMessage ?? '',
     headers,
   });
   if (response.body === null) res.resume();
   return response;
-}
-
-/**
- * The answer's body as a web stream: each chunk as the socket delivered it, ended or failed as the
- * message ends (an abort: the signal's reason; a connection lost mid-body: premature close), and
- * cancelling it destroys the message. Not `Readable.toWeb`, which copies every chunk (to detach it
- * from Buffer's pool, which socket reads do not come from) and runs a generic adapter around each
- * one: the chat completions' SSE and the speech audio come as a few hundred chunks a second at
- * 100 calls, and nothing downstream keeps or transfers a chunk's buffer.
- */
-function bodyStream(res: http.IncomingMessage): ReadableStream<Uint8Array> {
-  let settled = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        res.on('data', (chunk: Buffer) => {
-          // Cancelled or failed: what the socket still delivers goes nowhere.
-          if (settled) return;
-          controller.enqueue(chunk);
-          // Reading stops while the reader is this far behind; pull() starts it again.
-          if ((controller.desiredSize ?? 0) <= 0) res.pause();
-        });
-        finished(res, (error) => {
-          if (settled) return;
-          settled = true;
-          if (error) controller.error(error);
-          else controller.close();
-        });
-      },
-      pull() {
-        res.resume();
-      },
-      cancel(reason) {
-        settled = true;
-        res.destroy(reason instanceof Error ? reason : undefined);
-      },
-    },
-    { highWaterMark: BODY_CHUNKS_AHEAD },
-  );
 }

@@ -8,9 +8,9 @@
  * Outbound: the event-loop thread writes packets with their due time into the outbound ring.
  * The thread wakes on a timer armed for its next piece of work: the earliest packet due, or, with
  * none queued, the media clock's next phase that had packets (./send-grid.ts), when the packets
- * handed over meanwhile are due. Each wake-up moves what the ring holds into the due queue
- * (./due-queue.ts; a copy each, so the ring is free again at once), sends what is due, and arms
- * the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a producer handing
+ * handed over meanwhile are due. Each wake-up takes what the ring holds (a packet already due
+ * goes straight out from it, others into the due queue, ./due-queue.ts: see pull()), sends what
+ * is due, and arms the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a producer handing
  * over a packet due before it (a talkspurt's first packet, due at once) posts a `wake`, handled
  * at once. So about one wake-up per phase with packets (at 100 calls 100 a second, where a 1 ms
  * tick cost 1,000; for a lone call 50, or 100 with the sweeps below). With nothing to wait for it
@@ -21,8 +21,8 @@
  * is quiet; while it has packets, only by a sweep at each wake-up (the module's setPaced), and
  * the worker also wakes just before each media pass that plays out calls of a phase with
  * packets (under load, the wake-up that sends the previous pass's packets: protocol.ts,
- * GRID_PHASE_MS): datagrams cost no wake-up of their own, however the far end spreads them in time (at
- * 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop thread drains
+ * GRID_PHASE_MS): datagrams cost no wake-up of their own, however the far end spreads them in
+ * time (at 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop thread drains
  * the ring in its media-clock passes; only datagrams it has left there for INBOUND_WAKE_AFTER_MS
  * (no media running, or a stalled thread) earn it a wake-up message. A full ring refuses the datagram: the socket's count
  * of refusals goes in as a DROPPED record as soon as there is room again.
@@ -125,16 +125,33 @@ const post = (m: FromWorker): void => port.postMessage(m);
 /** The timer aims this long before a packet's due time (see SEND_EARLY_MS). */
 const AIM_EARLY_MS = SEND_EARLY_MS / 2;
 
-/** Moves every packet the ring holds into the due queue. */
+/**
+ * Takes every packet the ring holds: one already due, with nothing queued ahead of it, to a
+ * native socket is sent from the ring as it is; the rest go into the due queue (a copy each, so
+ * the ring is free again at once). Under load that is every packet: they are handed over one
+ * media phase before they are due, and the wake-up that takes them is the one planned for then.
+ * A native send is synchronous, so the ring's bytes are read before they are released; dgram's
+ * may complete later, so its packets always take the copy.
+ */
 function pull(): void {
+  const until = now() + SEND_EARLY_MS;
   for (let at = outRing.peek(); at >= 0; at = outRing.peek()) {
     const sock = sockets.get(recordSocket(outRing, at));
     const kind = recordKind(outRing, at);
     if (sock && kind === PACKET) {
       const start = payloadStart(outRing, at);
-      const bytes = Buffer.allocUnsafe(payloadLength(outRing, at));
-      outBytes.copy(bytes, 0, start, start + bytes.length);
-      queue.push(sock.id, recordTime(outRing, at), { sock, bytes, port: recordPort(outRing, at), address: sock.dest.read(outRing, at) });
+      const end = start + payloadLength(outRing, at);
+      const due = recordTime(outRing, at);
+      const port = recordPort(outRing, at);
+      const address = sock.dest.read(outRing, at);
+      if (sock.nat && queue.size === 0 && due <= until) {
+        grid.sent(due);
+        transmit(sock, outBytes.subarray(start, end), port, address);
+      } else {
+        const bytes = Buffer.allocUnsafe(end - start);
+        outBytes.copy(bytes, 0, start, end);
+        queue.push(sock.id, due, { sock, bytes, port, address });
+      }
     } else if (sock && kind === DISCONNECT) {
       disconnect(sock);
     }
@@ -142,24 +159,24 @@ function pull(): void {
   }
 }
 
-function transmit(o: Outgoing): void {
-  const s = o.sock;
+/** A packet to `port`/`address` (undefined: the connected peer), as its socket's state allows. */
+function transmit(s: Sock, bytes: Buffer, port: number, address: string | undefined): void {
   if (s.closed) return;
   const peer = s.peer;
   try {
     if (s.connected) {
-      if (o.address !== undefined && (o.address !== peer?.address || o.port !== peer.port)) return;
-      probe?.record(s, o.bytes, now());
-      if (s.nat) s.nat.send(o.bytes);
-      else s.socket!.send(o.bytes);
+      if (address !== undefined && (address !== peer?.address || port !== peer.port)) return;
+      probe?.record(s, bytes, now());
+      if (s.nat) s.nat.send(bytes);
+      else s.socket!.send(bytes);
       return;
     }
-    const address = o.address ?? peer?.address;
-    const to = o.address === undefined ? peer?.port : o.port;
-    if (address === undefined || to === undefined) return;
-    probe?.record(s, o.bytes, now());
-    if (s.nat) s.nat.sendTo(o.bytes, to, address);
-    else s.socket!.send(o.bytes, to, address);
+    const host = address ?? peer?.address;
+    const to = address === undefined ? peer?.port : port;
+    if (host === undefined || to === undefined) return;
+    probe?.record(s, bytes, now());
+    if (s.nat) s.nat.sendTo(bytes, to, host);
+    else s.socket!.send(bytes, to, host);
   } catch {
     // The socket is closing, or the address is not one dgram takes: lost like a datagram on the way.
   }
@@ -192,7 +209,8 @@ function sendDue(): void {
   const until = now() + SEND_EARLY_MS;
   for (let due = queue.nextDue; due <= until; due = queue.nextDue) {
     grid.sent(due);
-    transmit(queue.shift(until)!);
+    const o = queue.shift(until)!;
+    transmit(o.sock, o.bytes, o.port, o.address);
   }
 }
 
@@ -445,7 +463,7 @@ function close(req: number, s: Sock | undefined): void {
     return;
   }
   // What it handed over before closing leaves now rather than never (a few ms early at most).
-  for (const o of queue.takeLane(s.id)) transmit(o);
+  for (const o of queue.takeLane(s.id)) transmit(o.sock, o.bytes, o.port, o.address);
   s.closed = true;
   sockets.delete(s.id);
   droppedWaiting.delete(s);

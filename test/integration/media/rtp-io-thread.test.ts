@@ -146,6 +146,15 @@ describe('RTP I/O thread', () => {
       expect(rx.arrivals.some((a) => a.ts === 900_000)).toBe(false);
       await sleep(520);
       expect(rx.arrivals.some((a) => a.ts === 900_000)).toBe(true);
+
+      // One socket's packets leave in the order they were handed over: one due now, handed over
+      // after one due in 100 ms, waits for it rather than going out of the ring at once.
+      tx.sendAt(packet(700_000), performance.now() + 100, rx.port, HOST);
+      tx.sendAt(packet(600_000), performance.now(), rx.port, HOST);
+      await sleep(30);
+      expect(rx.arrivals.some((a) => a.ts === 600_000)).toBe(false);
+      await sleep(130);
+      expect(rx.arrivals.filter((a) => a.ts === 700_000 || a.ts === 600_000).map((a) => a.ts)).toEqual([700_000, 600_000]);
     } finally {
       await new Promise<void>((resolve) => tx.close(() => resolve()));
       await new Promise<void>((resolve) => other.close(() => resolve()));

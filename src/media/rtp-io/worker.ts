@@ -10,9 +10,9 @@
  * none queued, the media clock's next phase that had packets (./send-grid.ts), when the packets
  * handed over meanwhile are due. Each wake-up takes what the ring holds (a packet already due
  * goes straight out from it, others into the due queue, ./due-queue.ts: see pull()), sends what
- * is due, and arms the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a producer handing
- * over a packet due before it (a talkspurt's first packet, due at once) posts a `wake`, handled
- * at once. So about one wake-up per phase with packets (at 100 calls 100 a second, where a 1 ms
+ * is due, and arms the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a
+ * producer handing over a packet due before it (a talkspurt's first packet, due at once) posts
+ * a `wake`, handled at once. So about one wake-up per phase with packets (at 100 calls 100 a second, where a 1 ms
  * tick cost 1,000; for a lone call 50, or 100 with the sweeps below). With nothing to wait for it
  * arms nothing and sets WORKER_SLEEPING; the next producer then posts a `wake`.
  *
@@ -22,10 +22,11 @@
  * the worker also wakes just before each media pass that plays out calls of a phase with
  * packets (under load, the wake-up that sends the previous pass's packets: protocol.ts,
  * GRID_PHASE_MS): datagrams cost no wake-up of their own, however the far end spreads them in
- * time (at 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop thread drains
- * the ring in its media-clock passes; only datagrams it has left there for INBOUND_WAKE_AFTER_MS
- * (no media running, or a stalled thread) earn it a wake-up message. A full ring refuses the datagram: the socket's count
- * of refusals goes in as a DROPPED record as soon as there is room again.
+ * time (at 100 calls, 5,000 a second), and keep the kernel's arrival stamps. The event-loop
+ * thread drains the ring in its media-clock passes; only datagrams it has left there for
+ * INBOUND_WAKE_AFTER_MS (no media running, or a stalled thread) earn it a wake-up message. A
+ * full ring refuses the datagram: the socket's count of refusals goes in as a DROPPED record as
+ * soon as there is room again.
  *
  * Sockets: bound here on request, with the port the pool chose; connect and disconnect as the
  * session's UdpSender asks. Through the native module (native/rtp-udp: recvmmsg straight into

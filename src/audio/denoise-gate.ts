@@ -102,7 +102,12 @@ export class GatedDenoiseStream implements DenoiseStreamLike {
     return this.skippedFrames;
   }
 
+  /**
+   * Over a stream that runs the call's VAD, by processThen (a promise), so the VAD still hears
+   * every frame, skipped ones as silence; the probability is processThen's to give.
+   */
   process(frame: AudioFrame): AudioFrame | Promise<AudioFrame> {
+    if (this.vad) return new Promise((resolve, reject) => this.processThen(frame, resolve, reject));
     return this.gated(frame) ?? this.inner.process(frame);
   }
 

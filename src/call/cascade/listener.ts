@@ -11,7 +11,7 @@
  * a promise; either way in the order it was given the frames. The engine's worker runs the
  * call's VAD as well and answers each frame with its probability too: such a frame skips the
  * call's own VAD stream (`vad`), which hears only frames that come without one (the worker lost
- * or starting, no denoiser, an in-thread one).
+ * or starting, no denoiser, an in-thread one). After frames it missed it starts afresh (`reset`).
  *
  * Frame times are the call clock at the first frame plus 20 ms per frame: audio time, not
  * arrival time, so a late burst from the jitter buffer cannot bend the VAD's timeline.
@@ -35,6 +35,8 @@ import { readThrough, type PipeControl } from '../../media/rtp-session-queue.ts'
 export interface VadStreamLike {
   push(frame: AudioFrame): Promise<number>;
   pushThen(frame: AudioFrame, done: (probability: number) => void, fail: (error: Error) => void): void;
+  /** Forget what was heard (state and context), as at the start of a stream; never called during a push. */
+  reset?(): void;
 }
 
 /**
@@ -120,6 +122,11 @@ class Listener {
   private open = 0;
   private clean = 0;
   private hearing = false;
+  /**
+   * The call's own VAD missed frames since it last heard one (the denoiser's worker answered
+   * them): its state and context are from older audio, so it starts afresh on its next frame.
+   */
+  private ownVadBehind = false;
   private paused = false;
   /** The source has ended: finish once the frames in flight are through. */
   private ending = false;
@@ -211,8 +218,16 @@ class Listener {
     }
     this.hearing = true;
     const probability = this.probabilities[this.head]!;
-    if (!Number.isNaN(probability)) this.heard(probability);
-    else this.o.vad.pushThen(clean, this.heard, this.failed);
+    if (!Number.isNaN(probability)) {
+      this.ownVadBehind = true;
+      return this.heard(probability);
+    }
+    if (this.ownVadBehind) {
+      // Taking over from the worker (lost, or restarted): not from where it stopped long ago.
+      this.ownVadBehind = false;
+      this.o.vad.reset?.();
+    }
+    this.o.vad.pushThen(clean, this.heard, this.failed);
   }
 
   private readonly heard = (probability: number): void => {

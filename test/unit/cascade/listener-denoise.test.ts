@@ -197,4 +197,22 @@ describe('a denoiser that runs the VAD too', () => {
     expect(events).toEqual(['speech-start@1160', 'speech-end@1560']);
     expect(work.idle).toBe(true);
   });
+
+  it("the call's own VAD starts afresh when it takes over after frames the worker answered, and only then", async () => {
+    const work = new BusyCounter();
+    // Frames 1-3 (the worker starting) and 16-19 and 40 (lost, then back) come without a probability.
+    const denoise = new VadDenoiser(work, new Set([1, 2, 3, 16, 17, 18, 19, 40]));
+    const resets: number[] = [];
+    const own = new (class extends LaterVad {
+      reset(): void {
+        if (this.busy) throw new Error('reset during a push');
+        resets.push(this.pushed.length);
+      }
+    })();
+    await hearBurst(denoise, own, work, (x) => x.type);
+    expect(own.pushed).toEqual([1, 2, 3, 16, 17, 18, 19, 40]);
+    // Before frame 16 (3 pushed so far) and before frame 40 (7 pushed): never at the start, never mid-run.
+    expect(resets).toEqual([3, 7]);
+    expect(work.idle).toBe(true);
+  });
 });

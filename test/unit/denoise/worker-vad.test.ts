@@ -111,6 +111,26 @@ describe('the VAD in the denoiser worker', () => {
     });
   }
 
+  it('process() (a frame at a time, no probability) still lets the VAD hear every frame, as processThen does', async () => {
+    const frames = toFrames8k(at8k(call('utt-yes')));
+    // After the whole call, its first words again: what the VAD answers for them depends on
+    // every window it heard before (its recurrent state, where its windows fall).
+    const probe = frames.slice(80, 110);
+    const probabilities = async (s: GatedDenoiseStream): Promise<(number | undefined)[]> => (await hearAll([s], [probe]))[0]!.probabilities;
+    const byCallback = new GatedDenoiseStream(worker.createStream({ narrowband: true, vad: true }));
+    const heard = (await hearAll([byCallback], [frames]))[0]!;
+    const expected = await probabilities(byCallback);
+    const oneAtATime = new GatedDenoiseStream(worker.createStream({ narrowband: true, vad: true }));
+    const clean: AudioFrame[] = [];
+    for (const frame of frames) clean.push(await oneAtATime.process(frame));
+    const got = await probabilities(oneAtATime);
+    expect(clean.map((f) => f.samples)).toEqual(heard.frames.map((f) => f.samples));
+    expect(Math.max(...(expected as number[]))).toBeGreaterThan(0.5);
+    for (const [k, p] of expected.entries()) expect(Math.abs(got[k]! - p!)).toBeLessThan(1e-4);
+    byCallback.close();
+    oneAtATime.close();
+  });
+
   it('gives no probability while its worker is lost, and probabilities again from the replacement', async () => {
     const stream = new GatedDenoiseStream(worker.createStream({ narrowband: true, vad: true }));
     const frames = toFrames8k(at8k(call('utt-yes')));

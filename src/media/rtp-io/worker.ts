@@ -12,9 +12,10 @@
  * goes straight out from it, others into the due queue, ./due-queue.ts: see pull()), sends what
  * is due, and arms the timer again; the time it is armed for goes into CONTROL.NEXT_WAKE, and a
  * producer handing over a packet due before it (a talkspurt's first packet, due at once) posts
- * a `wake`, handled at once. So about one wake-up per phase with packets (at 100 calls 100 a second, where a 1 ms
- * tick cost 1,000; for a lone call 50, or 100 with the sweeps below). With nothing to wait for it
- * arms nothing and sets WORKER_SLEEPING; the next producer then posts a `wake`.
+ * a `wake`, handled at once. So about one wake-up per phase with packets (at 100 calls 100 a
+ * second, where a 1 ms tick cost 1,000; for a lone call 50, or 100 with the sweeps below). With
+ * nothing to wait for it arms nothing and sets WORKER_SLEEPING; the next producer then posts a
+ * `wake`.
  *
  * Inbound: each datagram goes into the inbound ring with its socket, source and arrival time
  * (the event-loop thread's time base). Native sockets are read as datagrams come while the grid

@@ -2,8 +2,8 @@
   "targets": [
     {
       "target_name": "rtp_udp",
-      "sources": ["rtp_udp.c"],
-      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+      "sources": ["rtp_udp.c", "rtp_inbound.c", "inbound_napi.c", "fast_drain.c"],
+      "cflags": ["-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unused-parameter"]
     }
   ]
 }

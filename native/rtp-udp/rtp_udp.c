@@ -16,8 +16,11 @@
  * Arrival times are the kernel's (SO_TIMESTAMPNS), so a datagram read late is still stamped
  * with when it came.
  *
- * Threading: every function runs on the worker's thread (its own libuv loop and N-API env), and
- * so does every poll callback: the ring's producer is that one thread, JavaScript or C.
+ * Threading: every function of this file runs on the worker's thread (its own libuv loop and
+ * N-API env), and so does every poll callback: the ring's producer is that one thread,
+ * JavaScript or C. The same module, loaded on the event-loop thread, is the ring's consumer there
+ * (fast_drain.c, with the receive path's cores of rtp_inbound.c); those functions keep no state
+ * shared with this file's.
  *
  * Lifetime: a thread that ends (terminated, or crashed) may leave sockets open; an async cleanup
  * hook closes their poll handles and descriptors before Node closes the thread's loop, and the
@@ -38,6 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
+
+#include "fast_drain.h"
+#include "inbound_napi.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the ring's records are little-endian: this build assumes a little-endian host"
@@ -587,5 +593,7 @@ NAPI_MODULE_INIT() {
     {"readCounts", NULL, ReadCounts, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  inbound_define(env, exports);
+  fast_drain_define(env, exports);
   return exports;
 }

@@ -126,4 +126,6 @@ export interface RtpSessionStats {
   outboundMaxLateMs: number;
   dtmfReceived: number;
   dtmfSent: number;
+  /** Whether the call's audio packets are taken from the I/O thread's ring in C now (native/rtp-udp/fast_drain.c). */
+  inboundNative: boolean;
 }

@@ -16,9 +16,11 @@ import { InboundTranscoder } from './codecs/transcode.ts';
 import type { Codec } from './codecs/codec.ts';
 import { DtmfReceiver, type DtmfEvent } from './dtmf.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
+import { loadNativeInbound, NativeJitterBuffer, NativeReceiverStats, type JitterBufferLike, type ReceiverStatsLike } from './native-inbound.ts';
 import { InboundMulaw } from './mulaw-passthrough.ts';
 import type { RtpPacket } from './rtp-packet.ts';
 import { RtpReceiverStats } from './rtp-receiver-stats.ts';
+import type { NativeInboundPort } from './rtp-io/types.ts';
 import type { DropOldestQueue } from './rtp-session-queue.ts';
 import type { NegotiatedMedia } from './sdp-negotiate.ts';
 import { SourceFilter, type TransportAddress } from './source-filter.ts';
@@ -28,11 +30,35 @@ const CN_PAYLOAD_TYPE = 13;
 /** Consecutive packets with one odd duration before the jitter buffer is rebuilt for it. */
 const PTIME_EVIDENCE = 3;
 
+/**
+ * The numbers this path shares with the native drain (native/rtp-udp/fast_drain.c, its FAST_*
+ * words), which takes the plain audio packets of an attached call in C: what it took since the
+ * last fold, the media time, and the ptime watch's state, which both sides keep in these words
+ * so that each decides as the other would.
+ */
+const W_PACKETS = 0;
+const W_BYTES = 1;
+const W_LAST_MEDIA = 2;
+const W_LAST_SEQ = 3;
+const W_LAST_TS = 4;
+const W_ODD_TICKS = 5;
+const W_ODD_RUN = 6;
+/** Session time minus the I/O thread's time base (performance.now()). */
+const W_OFFSET = 7;
+const W_FRAME_MS = 8;
+const W_CLOCK_RATE = 9;
+const WORDS = 10;
+
 export interface InboundHooks {
   dtmf(digit: string, durationMs: number): void;
   latched(source: TransportAddress): void;
   /** Observer: every packet the source filter let through, as it arrived (the call tape). The packet object is the session's, reused for the next datagram: read it now. */
   packet?(packet: RtpPacket, nowMs: number): void;
+}
+
+/** Where this path's packets come from, when the native drain can take them (RtpSocket.nativeInbound). */
+export interface InboundOptions {
+  native?: NativeInboundPort;
 }
 
 export interface InboundCounters {
@@ -48,7 +74,7 @@ export interface InboundCounters {
 
 export class InboundPath {
   readonly queue: DropOldestQueue<AudioFrame>;
-  readonly counters: InboundCounters = {
+  private readonly count: InboundCounters = {
     packets: 0,
     bytes: 0,
     malformed: 0,
@@ -60,33 +86,61 @@ export class InboundPath {
   };
   private filter: SourceFilter;
   private media: NegotiatedMedia;
-  private stats: RtpReceiverStats;
+  private stats: ReceiverStatsLike;
   /** Loss and late/dropped counts of receiver stats and jitter buffers replaced by re-INVITEs. */
   private carried = { lost: 0, late: 0, dropped: 0 };
-  private jitter: JitterBuffer;
+  private jitter: JitterBufferLike;
   private frameMs: number;
+  /** The FAST_* words shared with the native drain (W_* above); over an ArrayBuffer, which never moves. */
+  private readonly words = new Float64Array(new ArrayBuffer(WORDS * 8));
+  /** The native drain, when the socket offers it and the codec's cores run natively (8 kHz RTP clock). */
+  private readonly nativePort: NativeInboundPort | undefined;
+  /** Whether the native drain takes this path's packets now. */
+  private attached = false;
+  /** Whether it may: off while a tap watches every packet, and after it refused. */
+  private attachable: boolean;
+  private observed = false;
   private dtmf: DtmfReceiver;
   private readonly decoders = new Map<number, InboundTranscoder>();
   private lastDecoder: InboundTranscoder | undefined;
   private readonly pending: AudioFrame[] = [];
-  /** Sequence number (-1: none yet) and timestamp of the last audio packet, for watchPtime. */
-  private lastAudioSeq = -1;
-  private lastAudioTs = 0;
-  private oddPtime = { ticks: 0, run: 0 };
-  private lastMediaMs: number;
   /** PCMU calls: the μ-law bytes behind each frame, for pass-through (mulaw-passthrough.ts). */
   private mulaw: InboundMulaw | undefined;
 
   /** `queue` belongs to the session: the call may start reading before media is negotiated. */
-  constructor(media: NegotiatedMedia, nowMs: number, queue: DropOldestQueue<AudioFrame>, private readonly hooks: InboundHooks) {
+  constructor(media: NegotiatedMedia, nowMs: number, queue: DropOldestQueue<AudioFrame>, private readonly hooks: InboundHooks, options: InboundOptions = {}) {
     this.media = media;
     this.queue = queue;
+    this.nativePort = options.native && loadNativeInbound() ? options.native : undefined;
     this.filter = new SourceFilter({ expected: media.remote, startMs: nowMs });
-    this.stats = new RtpReceiverStats({ clockRate: media.codec.clockRate });
+    this.stats = this.newStats(media.codec.clockRate);
     this.frameMs = media.ptimeMs;
-    this.jitter = new JitterBuffer({ clockRate: media.codec.clockRate, frameMs: this.frameMs });
+    this.jitter = this.newJitter(media.codec.clockRate, this.frameMs);
     this.dtmf = new DtmfReceiver({ clockRate: media.dtmfClockRate ?? 8000 });
-    this.lastMediaMs = nowMs;
+    this.words[W_LAST_MEDIA] = nowMs;
+    this.words[W_LAST_SEQ] = -1;
+    this.attachable = this.nativePort !== undefined;
+  }
+
+  /** Whether the native drain takes this path's plain audio packets now. */
+  get native(): boolean {
+    return this.attached;
+  }
+
+  /** What arrived so far, including the packets the native drain took. */
+  get counters(): InboundCounters {
+    this.fold();
+    return this.count;
+  }
+
+  /**
+   * Whether a tap watches every packet (the call tape): the native drain would take them past it,
+   * so it lets go while one does.
+   */
+  observe(on: boolean): void {
+    this.observed = on;
+    if (on) this.detach();
+    this.attachable = !on && this.nativePort !== undefined;
   }
 
   /** Where media is accepted from now (for symmetric RTP we send back to the same place). */
@@ -100,26 +154,29 @@ export class InboundPath {
   }
 
   msSinceMedia(nowMs: number): number {
-    return nowMs - this.lastMediaMs;
+    return nowMs - this.words[W_LAST_MEDIA]!;
   }
 
   acceptRtcpFrom(from: TransportAddress): boolean {
     return this.filter.checkRtcp(from);
   }
 
-  get receiverStats(): RtpReceiverStats {
+  get receiverStats(): ReceiverStatsLike {
     return this.stats;
   }
 
   /** A re-INVITE changed the media: new address re-learns the source, new codec new decoders. */
   update(media: NegotiatedMedia, nowMs: number): void {
+    // The source, payload type or clock may change: attach again (or not) from the next slot.
+    this.detach();
+    this.attachable = !this.observed && this.nativePort !== undefined;
     const old = this.media;
     this.media = media;
     const moved = old.remote.address !== media.remote.address || old.remote.port !== media.remote.port;
     if (moved) this.filter.updateExpected(media.remote, nowMs);
     if (old.codec.clockRate !== media.codec.clockRate) {
       this.carried.lost += this.stats.snapshot().cumulativeLost;
-      this.stats = new RtpReceiverStats({ clockRate: media.codec.clockRate });
+      this.stats = this.newStats(media.codec.clockRate);
       this.rebuildJitter(media.ptimeMs);
     }
     if (old.dtmfClockRate !== media.dtmfClockRate) this.dtmf = new DtmfReceiver({ clockRate: media.dtmfClockRate ?? 8000 });
@@ -131,7 +188,7 @@ export class InboundPath {
       }
     }
     // Coming off hold, the media timeout counts from the re-INVITE, not from before the hold.
-    this.lastMediaMs = nowMs;
+    this.words[W_LAST_MEDIA] = nowMs;
   }
 
   receive(packet: RtpPacket, from: TransportAddress, nowMs: number): void {
@@ -144,12 +201,12 @@ export class InboundPath {
     const isDtmf = pt === this.media.dtmfPayloadType;
     const codec = isDtmf ? undefined : this.media.receiveCodecs.get(pt);
     if (!isDtmf && !codec) {
-      if (pt !== CN_PAYLOAD_TYPE) this.counters.unknownPayloadType++;
+      if (pt !== CN_PAYLOAD_TYPE) this.count.unknownPayloadType++;
       return;
     }
-    this.counters.packets++;
-    this.counters.bytes += packet.payload.length;
-    this.lastMediaMs = nowMs;
+    this.count.packets++;
+    this.count.bytes += packet.payload.length;
+    this.words[W_LAST_MEDIA] = nowMs;
     // DTMF shares the stream's SSRC and sequence space, so it counts towards loss statistics.
     this.stats.update(packet, nowMs);
     if (isDtmf) {
@@ -158,7 +215,7 @@ export class InboundPath {
     }
     if (codec!.clockRate !== this.media.codec.clockRate) {
       // A second codec on another clock cannot share a jitter timeline; only the negotiated one plays.
-      this.counters.unknownPayloadType++;
+      this.count.unknownPayloadType++;
       return;
     }
     this.watchPtime(packet);
@@ -167,6 +224,9 @@ export class InboundPath {
 
   /** One 20 ms slot of playout: exactly one frame goes to the consumer. */
   playout(nowMs: number): void {
+    // The drain's packets are counted when the counters are read (fold()), not every slot.
+    if (this.attached) this.words[W_OFFSET] = nowMs - performance.now();
+    else if (this.attachable) this.tryAttach(nowMs);
     // poll() only has something to say while a key is held, and returns a new array every call.
     if (this.dtmf.inProgress) this.onDtmf(this.dtmf.poll(nowMs));
     // With ptime ≠ 20 one pull yields more or less than a frame; pull until a frame exists.
@@ -183,7 +243,7 @@ export class InboundPath {
         if (decoder) safeDecode(decoder, out.payload, this.pending);
       } else if (this.lastDecoder) {
         const frames = this.lastDecoder.conceal();
-        this.counters.concealedFrames += frames.length;
+        this.count.concealedFrames += frames.length;
         raw?.concealed(frames);
         this.pending.push(...frames);
       }
@@ -191,10 +251,10 @@ export class InboundPath {
     // A ptime longer than negotiated can leave extra frames; never let them pile up into delay.
     while (this.pending.length > 4) this.pending.shift();
     const frame = this.pending.shift();
-    this.counters.framesDelivered++;
+    this.count.framesDelivered++;
     if (frame) this.queue.push(raw ? raw.attach(frame, false) : frame);
     else {
-      this.counters.silenceFrames++;
+      this.count.silenceFrames++;
       // A telephone-band call's silence is a NarrowbandFrame too, so its 8 kHz readers need not decimate.
       const silence = this.media.codec.sampleRate === NARROWBAND_RATE ? NarrowbandFrame.silence() : silenceFrame();
       this.queue.push(raw ? raw.attach(silence, true) : silence);
@@ -218,6 +278,8 @@ export class InboundPath {
   }
 
   close(): void {
+    this.detach();
+    this.attachable = false;
     for (const decoder of this.decoders.values()) decoder.close();
     this.decoders.clear();
     this.lastDecoder = undefined;
@@ -237,7 +299,7 @@ export class InboundPath {
   private onDtmf(events: DtmfEvent[]): void {
     for (const e of events) {
       if (e.type !== 'digit') continue;
-      this.counters.dtmfReceived++;
+      this.count.dtmfReceived++;
       this.hooks.dtmf(e.digit, e.durationMs);
     }
   }
@@ -248,30 +310,87 @@ export class InboundPath {
    * buffer for it (a brief re-buffer, once) rather than have every packet look like a gap.
    */
   private watchPtime(packet: RtpPacket): void {
-    // Two numbers, not an object per packet: this runs 50 times a second per call.
-    const prevSeq = this.lastAudioSeq;
-    const prevTs = this.lastAudioTs;
-    this.lastAudioSeq = packet.sequenceNumber;
-    this.lastAudioTs = packet.timestamp;
+    // In the shared words (fast_drain.c keeps the same watch on the packets it takes).
+    const w = this.words;
+    const prevSeq = w[W_LAST_SEQ]!;
+    const prevTs = w[W_LAST_TS]!;
+    w[W_LAST_SEQ] = packet.sequenceNumber;
+    w[W_LAST_TS] = packet.timestamp;
     if (prevSeq < 0 || packet.sequenceNumber !== ((prevSeq + 1) & 0xffff)) return;
     const ticks = (packet.timestamp - prevTs) | 0;
     const ms = (ticks * 1000) / this.media.codec.clockRate;
     if (ticks <= 0 || Math.abs(ms - this.frameMs) < 1 || ms > 120 || ms % 2.5 !== 0) {
-      this.oddPtime.run = 0;
+      w[W_ODD_RUN] = 0;
       return;
     }
-    this.oddPtime.run = this.oddPtime.ticks === ticks ? this.oddPtime.run + 1 : 1;
-    this.oddPtime.ticks = ticks;
-    if (this.oddPtime.run >= PTIME_EVIDENCE) this.rebuildJitter(ms);
+    w[W_ODD_RUN] = w[W_ODD_TICKS] === ticks ? w[W_ODD_RUN]! + 1 : 1;
+    w[W_ODD_TICKS] = ticks;
+    if (w[W_ODD_RUN]! >= PTIME_EVIDENCE) this.rebuildJitter(ms);
   }
 
   private rebuildJitter(frameMs: number): void {
+    // The native drain holds the old buffer: attach again with the new one from the next slot.
+    this.detach();
     const j = this.jitter.stats;
     this.carried.late += j.late;
     this.carried.dropped += j.overflow + j.shrunk;
     this.frameMs = frameMs;
-    this.oddPtime = { ticks: 0, run: 0 };
-    this.jitter = new JitterBuffer({ clockRate: this.media.codec.clockRate, frameMs });
+    this.words[W_ODD_TICKS] = 0;
+    this.words[W_ODD_RUN] = 0;
+    this.jitter = this.newJitter(this.media.codec.clockRate, frameMs);
+  }
+
+  /**
+   * The native cores where the native drain can use them (an 8 kHz RTP clock: G.711 and G.722,
+   * whose payloads fit its slots), the TypeScript ones otherwise; the same results either way
+   * (test/unit/media/native-inbound.test.ts).
+   */
+  private newJitter(clockRate: number, frameMs: number): JitterBufferLike {
+    return this.nativePort && clockRate === 8000 ? new NativeJitterBuffer({ clockRate, frameMs }) : new JitterBuffer({ clockRate, frameMs });
+  }
+
+  private newStats(clockRate: number): ReceiverStatsLike {
+    return this.nativePort && clockRate === 8000 ? new NativeReceiverStats({ clockRate }) : new RtpReceiverStats({ clockRate });
+  }
+
+  /**
+   * Hands the plain audio packets to the native drain once the source is settled (nothing can
+   * move the latch any more, so the drain's "from this address and port" is the filter's rule).
+   */
+  private tryAttach(nowMs: number): void {
+    const source = this.filter.settledSource(nowMs);
+    if (!source) return;
+    const jitter = this.jitter;
+    const stats = this.stats;
+    if (!(jitter instanceof NativeJitterBuffer) || !(stats instanceof NativeReceiverStats) || this.media.codec.clockRate !== 8000) {
+      this.attachable = false;
+      return;
+    }
+    const w = this.words;
+    w[W_OFFSET] = nowMs - performance.now();
+    w[W_FRAME_MS] = this.frameMs;
+    w[W_CLOCK_RATE] = this.media.codec.clockRate;
+    this.attached = this.nativePort!.attach({ jitter: jitter.handle, stats: stats.handle, words: w, address: source.address, port: source.port, payloadType: this.media.payloadType });
+    if (!this.attached) this.attachable = false;
+  }
+
+  private detach(): void {
+    if (!this.attached) return;
+    this.nativePort!.detach();
+    this.attached = false;
+    this.fold();
+  }
+
+  /** Adds what the native drain took into the counters. */
+  private fold(): void {
+    const w = this.words;
+    const packets = w[W_PACKETS]!;
+    if (packets === 0) return;
+    this.count.packets += packets;
+    this.count.bytes += w[W_BYTES]!;
+    this.filter.countAccepted(packets);
+    w[W_PACKETS] = 0;
+    w[W_BYTES] = 0;
   }
 }
 

@@ -15,7 +15,7 @@ import {
   type ReportBlock,
   type RtcpPacket,
 } from './rtcp.ts';
-import type { RtpReceiverStats } from './rtp-receiver-stats.ts';
+import type { ReceiverStatsLike } from './native-inbound.ts';
 
 export interface RtcpSource {
   ssrc: number;
@@ -24,7 +24,7 @@ export interface RtcpSource {
   rtpTimestampAt(nowMs: number): number;
   /** Clock rate of what we send, to turn the far end's jitter figure into ms. */
   clockRate: number;
-  receiverStats(): RtpReceiverStats;
+  receiverStats(): ReceiverStatsLike;
 }
 
 export interface RemoteReport {

@@ -216,7 +216,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
         this.emit('sourceLatched', source);
       },
       packet: (packet, nowMs) => this.tap?.packet(packet, nowMs),
-    });
+    }, { native: this.pair!.rtp.nativeInbound });
+    if (this.tap) this.in.observe(true);
     this.rtpOut = new UdpSender(this.pair!.rtp);
     this.latchWindowStartMs = now;
     this.aimRtp(now);
@@ -280,6 +281,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   /** Attach (or with undefined, detach) the inbound observer; a started session reports its media at once. */
   tapInbound(tap: InboundTap | undefined): void {
     this.tap = tap;
+    this.in?.observe(tap !== undefined);
     if (tap && this.media && this.state === 'started') tap.media(this.media, this.clock.monotonic());
   }
 
@@ -322,6 +324,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       outboundMaxLateMs: ticker?.maxLateMs ?? 0,
       dtmfReceived: c?.dtmfReceived ?? 0,
       dtmfSent: this.out?.counters.dtmfSent ?? 0,
+      inboundNative: this.in?.native ?? false,
     };
   }
 

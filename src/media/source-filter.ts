@@ -108,6 +108,20 @@ export class SourceFilter {
     return { ...this.stats };
   }
 
+  /**
+   * The latched source once nothing can move the latch any more (the latch window is over): from
+   * then on exactly its packets are accepted, so whoever checks just that (the native drain,
+   * native/rtp-udp/fast_drain.c) filters as this does.
+   */
+  settledSource(nowMs: number): TransportAddress | undefined {
+    return this.latchedTo && nowMs - this.windowStartMs > this.latchWindowMs ? { ...this.latchedTo } : undefined;
+  }
+
+  /** Packets from the settled source accepted elsewhere (the native drain), for the counters. */
+  countAccepted(packets: number): void {
+    this.stats.accepted += packets;
+  }
+
   check(packet: SourcePacket, nowMs: number): SourceVerdict {
     return this.checkFrom(packet, packet.ssrc, packet.sequenceNumber, nowMs);
   }

@@ -18,7 +18,7 @@ import type { RemoteInfo } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { AddressCache } from './records.ts';
-import type { RtpSocket } from './types.ts';
+import type { NativeInboundPort, NativeInboundSpec, RtpSocket } from './types.ts';
 
 /** What a socket needs from the I/O thread link that carries it (thread-io.ts). */
 export interface SocketLink {
@@ -27,6 +27,10 @@ export interface SocketLink {
   connect(id: number, port: number, address: string): Promise<void>;
   disconnect(id: number): void;
   close(id: number): Promise<void>;
+  /** Whether the link takes attached sockets' audio from the ring in C (fast_drain.c). */
+  readonly nativeDrain: boolean;
+  attachInbound(id: number, spec: NativeInboundSpec): boolean;
+  detachInbound(id: number): void;
 }
 
 function socketError(message: string, code: string): Error {
@@ -41,6 +45,7 @@ export class ThreadRtpSocket extends EventEmitter implements RtpSocket {
   private state: 'unconnected' | 'connecting' | 'connected' = 'unconnected';
   private peer: AddressInfo | undefined;
   private closed = false;
+  readonly nativeInbound: NativeInboundPort | undefined;
 
   constructor(
     private readonly link: SocketLink,
@@ -48,6 +53,9 @@ export class ThreadRtpSocket extends EventEmitter implements RtpSocket {
     private readonly local: AddressInfo,
   ) {
     super();
+    this.nativeInbound = link.nativeDrain
+      ? { attach: (spec) => !this.closed && link.attachInbound(id, spec), detach: () => link.detachInbound(id) }
+      : undefined;
   }
 
   send(msg: Uint8Array, port?: number, address?: string): void {
@@ -106,6 +114,7 @@ export class ThreadRtpSocket extends EventEmitter implements RtpSocket {
     if (this.closed) throw socketError('Not running', 'ERR_SOCKET_DGRAM_NOT_RUNNING');
     this.closed = true;
     this.state = 'unconnected';
+    this.link.detachInbound(this.id);
     void this.link.close(this.id).then(() => {
       this.emit('close');
       callback?.();

@@ -16,6 +16,12 @@
  * INBOUND_WAKE_AFTER_MS (no media running), and handed to their socket's 'message' listeners
  * with the thread's arrival stamp.
  *
+ * The native drain: with the native module (SWITCHBOARD_RTP_NATIVE), a call's inbound path
+ * attaches its socket once its source is settled, and from then on the drain takes that socket's
+ * plain audio packets from the ring in C (native/rtp-udp/fast_drain.c), into the call's own
+ * jitter buffer and statistics; the records C leaves (DTMF, RTCP, strangers, other sockets) come
+ * here as before, in ring order.
+ *
  * Failure: a thread that dies (or is closed) closes every socket it held under its owner
  * (./socket-proxy.ts: 'error', then 'close'; an RtpSession then reports its media failed and the
  * call ends), is logged, and is replaced by the next bind. A thread that does not start, or keeps
@@ -29,11 +35,12 @@ import { beforeEachMediaPass } from '../media-clock.ts';
 import { inThreadRtpIo } from './dgram-io.ts';
 import { ThreadLossPolicy } from './loss-policy.ts';
 import { CONTROL, hrOriginMs, markBefore, RING_BYTES, wakeMark, type FromWorker, type ToWorker, type WorkerInit, type WorkerWakeUps } from './protocol.ts';
-import { DISCONNECT, DROPPED, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
+import { loadNativeInbound, type NativeInbound } from '../native-inbound.ts';
+import { DISCONNECT, DROPPED, encodeAddress, PACKET, payloadLength, payloadStart, recordKind, recordPort, recordSocket, recordTime, writeRecord } from './records.ts';
 import { SpscRing } from './ring.ts';
 import type { SendProbeFilter, SendProbeSummary } from './send-probe.ts';
 import { ThreadRtpSocket, type SocketLink } from './socket-proxy.ts';
-import type { RtpIo, RtpSocket } from './types.ts';
+import type { NativeInboundSpec, RtpIo, RtpSocket } from './types.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 
@@ -59,6 +66,13 @@ class Link implements SocketLink {
 
   /** The thread's sockets are the native module's (native/rtp-udp), not dgram's; known once ready. */
   native = false;
+  /**
+   * The native module on this thread, whose fastDrain() takes attached sockets' plain audio from
+   * the ring (native/rtp-udp/fast_drain.c); undefined without it (not built, or not wanted).
+   */
+  private readonly fast: NativeInbound | undefined;
+  /** The whole inbound ring, header included, as fast_drain.c reads it. */
+  private readonly inboundAll: Uint8Array;
 
   constructor(
     private readonly onLost: (error: Error) => void,
@@ -77,6 +91,8 @@ class Link implements SocketLink {
     this.inbound = new SpscRing(init.inbound);
     this.inBytes = Buffer.from(init.inbound, this.inbound.bytes.byteOffset, this.inbound.capacity);
     this.control = new Int32Array(init.control);
+    this.inboundAll = new Uint8Array(init.inbound);
+    this.fast = useNative ? loadNativeInbound() : undefined;
     this.unhookPasses = beforeEachMediaPass(() => this.drain());
     // No flags from the parent: the entry registers tsx itself, and a Worker refuses some
     // per-process flags given explicitly (see denoise-worker.ts).
@@ -120,6 +136,25 @@ class Link implements SocketLink {
     const planned = Atomics.load(control, CONTROL.NEXT_WAKE);
     if (markBefore(due, planned) && Atomics.compareExchange(control, CONTROL.NEXT_WAKE, planned, due) === planned) this.worker.postMessage(WAKE);
     return true;
+  }
+
+  get nativeDrain(): boolean {
+    return this.fast !== undefined && !this.lost;
+  }
+
+  attachInbound(id: number, spec: NativeInboundSpec): boolean {
+    if (!this.fast || this.lost || !this.sockets.has(id)) return false;
+    let address: Uint8Array;
+    try {
+      address = encodeAddress(spec.address);
+    } catch {
+      return false;
+    }
+    return this.fast.fastAttach(this.inboundAll, id, spec.jitter, spec.stats, spec.words, address, spec.port, spec.payloadType);
+  }
+
+  detachInbound(id: number): void {
+    this.fast?.fastDetach(this.inboundAll, id);
   }
 
   async connect(id: number, port: number, address: string): Promise<void> {
@@ -181,8 +216,13 @@ class Link implements SocketLink {
     Atomics.store(this.control, CONTROL.MAIN_WAKE_PENDING, 0);
     Atomics.add(this.control, CONTROL.MAIN_DRAINS, 1);
     const ring = this.inbound;
+    const fast = this.fast;
     let failure: { error: unknown } | undefined;
-    for (let at = ring.peek(); at >= 0; at = ring.peek()) {
+    for (;;) {
+      // Attached sockets' plain audio first, in C, up to the first record that is not (or to the end).
+      if (fast !== undefined && fast.fastDrain(this.inboundAll) === 0) break;
+      const at = ring.peek();
+      if (at < 0) break;
       const socket = this.sockets.get(recordSocket(ring, at));
       if (!socket || recordKind(ring, at) !== PACKET) {
         if (socket && recordKind(ring, at) === DROPPED) socket.droppedPackets.inbound += recordTime(ring, at);
@@ -218,6 +258,7 @@ class Link implements SocketLink {
     for (const { reject } of this.requests.values()) reject(error);
     this.requests.clear();
     const sockets = [...this.sockets.values()];
+    for (const s of sockets) this.detachInbound(s.id);
     this.sockets.clear();
     for (const s of sockets) s.lost(error);
     this.onLost(error);

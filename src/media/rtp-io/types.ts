@@ -38,6 +38,34 @@ export interface RtpSocket extends EventEmitter {
   on(event: 'close', listener: () => void): this;
   /** Datagrams the I/O hand-over refused because its ring was full (0 in-thread). */
   readonly droppedPackets: { inbound: number; outbound: number };
+  /**
+   * Present when this socket's datagrams can be taken from the I/O thread's ring in C
+   * (native/rtp-udp/fast_drain.c): the RTP I/O thread's sockets, with the native module built.
+   */
+  readonly nativeInbound?: NativeInboundPort;
+}
+
+/**
+ * What an inbound path (../rtp-session-inbound.ts) hands the native drain so that its socket's
+ * plain audio packets from one source are taken in C: the jitter buffer and receiver statistics
+ * it uses itself (handles of native/rtp-udp, ../native-inbound.ts) and the numbers both share.
+ */
+export interface NativeInboundSpec {
+  jitter: object;
+  stats: object;
+  /** The shared numbers (FAST_* in fast_drain.c), over an ArrayBuffer of their own. */
+  words: Float64Array;
+  /** The one source accepted, as the I/O thread reports it, and the audio payload type. */
+  address: string;
+  port: number;
+  payloadType: number;
+}
+
+export interface NativeInboundPort {
+  /** False when it cannot (the socket closed, the thread lost, an address too long). */
+  attach(spec: NativeInboundSpec): boolean;
+  /** Every datagram goes to 'message' again. Idempotent. */
+  detach(): void;
 }
 
 export interface RtpIo {

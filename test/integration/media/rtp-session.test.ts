@@ -10,6 +10,7 @@ import type { Codec } from '../../../src/media/codecs/codec.ts';
 import { serializeRtp, seqDelta } from '../../../src/media/rtp-packet.ts';
 import type { TransportAddress } from '../../../src/media/source-filter.ts';
 import { dominantFrequency, sine, sleep } from '../../support/rtp-peer.ts';
+import { RTP_NATIVE } from '../../support/rtp-io.ts';
 import { HOST, openPair, tone, voicedSpan, type Pair } from './rtp-session-setup.ts';
 
 let open: Pair | undefined;
@@ -94,6 +95,34 @@ describe('RtpSession two-way audio over loopback', () => {
     expect(stats.packetsReceived).toBe(47);
     expect(stats.concealedFrames).toBeGreaterThanOrEqual(3);
     const pcm = concatPcm(frames.slice(span[0] + 2, span[1] - 2).map((f) => f.frame.samples));
+    expect(Math.abs(dominantFrequency(pcm) - 440)).toBeLessThan(15);
+  });
+
+  it('once the latch window is over, takes the audio in C (native module), with every packet, loss, DTMF and frame as before', async () => {
+    open = await openPair(pcmu);
+    const { session, peer, frames } = open;
+    const digits: string[] = [];
+    session.on('dtmf', (d: { digit: string }) => digits.push(d.digit));
+    // 4 s of tone, two packets lost and one pair swapped after the 3 s window; a key press after it.
+    await peer.sendPcm(sine(440, 4000), { codec: pcmu, drop: new Set([170, 180]), swapWithNext: new Set([175]) });
+    expect(session.stats().inboundNative).toBe(RTP_NATIVE);
+    await peer.sendDtmf('7');
+    await peer.sendPcm(sine(440, 400), { codec: pcmu });
+    await sleep(200);
+    const stats = session.stats();
+    expect(stats.inboundNative).toBe(RTP_NATIVE);
+    // 198 + 20 audio packets, and the key press: four updates and the end sent three times.
+    expect(stats.packetsReceived).toBe(198 + 20 + 7);
+    expect(stats.lost).toBe(2);
+    expect(stats.dtmfReceived).toBe(1);
+    expect(digits).toEqual(['7']);
+    expect(stats.droppedByFilter).toBe(0);
+    expect(stats.malformed).toBe(0);
+    // The tone throughout: the losses concealed in place, the swap absorbed, never a silent hole.
+    const span = voicedSpan(frames)!;
+    const toneFrames = frames.slice(span[0], span[0] + 195);
+    expect(toneFrames.every(({ frame }) => rms(frame.samples) > 0.02)).toBe(true);
+    const pcm = concatPcm(toneFrames.slice(150, 190).map((f) => f.frame.samples));
     expect(Math.abs(dominantFrequency(pcm) - 440)).toBeLessThan(15);
   });
 

@@ -22,9 +22,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SAMPLE_RATE, splitPcm, type AudioFrame } from './frame.ts';
 import { resample } from './resample.ts';
 import { readWav, toMono } from './wav.ts';
@@ -56,57 +54,11 @@ interface Job {
   reject: (e: Error) => void;
 }
 
-// Runs inside the child process (CommonJS). Everything it touches is synchronous on purpose: it
-// is the child's whole job, and it keeps one synthesis strictly after another.
-const CHILD_SOURCE = `
-const { WASI } = require('node:wasi');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-// Compiled here, once per child, so the 21 MB compile never touches the main thread.
-const module_ = new WebAssembly.Module(fs.readFileSync(process.argv[2]));
-process.on('disconnect', () => process.exit(0));
-process.on('message', ({ id, args, wantWav }) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flite-'));
-  try {
-    const outFd = fs.openSync(path.join(dir, 'stdout'), 'w');
-    const errFd = fs.openSync(path.join(dir, 'stderr'), 'w');
-    let code;
-    try {
-      const wasi = new WASI({ version: 'preview1', args: ['flite', ...args], env: {}, preopens: { '/out': dir },
-        stdin: 0, stdout: outFd, stderr: errFd, returnOnExit: true });
-      const instance = new WebAssembly.Instance(module_, wasi.getImportObject());
-      code = wasi.start(instance);
-    } finally { fs.closeSync(outFd); fs.closeSync(errFd); }
-    const wavPath = path.join(dir, 'out.wav');
-    const wav = wantWav && fs.existsSync(wavPath) ? fs.readFileSync(wavPath) : undefined;
-    const stdout = fs.readFileSync(path.join(dir, 'stdout'), 'utf8');
-    const stderr = fs.readFileSync(path.join(dir, 'stderr'), 'utf8');
-    const bytes = wav ? new Uint8Array(wav.buffer, wav.byteOffset, wav.byteLength) : undefined;
-    process.send({ id, code, wav: bytes, stdout, stderr });
-  } catch (e) {
-    process.send({ id, error: String(e && e.stack || e) });
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-    // Destroy this WASI instance now, outside any WASI call (see the comment on FliteTts).
-    global.gc();
-  }
-});
-`;
-
 /** The synthesis process died under a job (as opposed to flite refusing the job). */
 class ChildCrash extends Error {}
 
-/** The child's script, written once per process to a private temp directory. */
-let childScript: string | undefined;
-function childScriptPath(): string {
-  if (!childScript) {
-    const dir = mkdtempSync(join(tmpdir(), 'switchboard-flite-'));
-    childScript = join(dir, 'flite-child.cjs');
-    writeFileSync(childScript, CHILD_SOURCE, { mode: 0o600 });
-  }
-  return childScript;
-}
+/** The child's script (CommonJS), next to this file. */
+const CHILD_SCRIPT = fileURLToPath(new URL('./flite-child.cjs', import.meta.url));
 
 /** One per engine: holds the synthesis child process (which holds the compiled module). */
 export class FliteTts {
@@ -209,7 +161,7 @@ export class FliteTts {
 
   private ensureWorker(): ChildProcess {
     if (this.worker) return this.worker;
-    const worker = fork(childScriptPath(), [this.wasmPath], {
+    const worker = fork(CHILD_SCRIPT, [this.wasmPath], {
       // node:wasi prints an ExperimentalWarning on first use; it says nothing useful per process.
       execArgv: ['--no-warnings', '--expose-gc'],
       serialization: 'advanced',

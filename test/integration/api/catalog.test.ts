@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../../support/app.ts';
+import { testTempDir } from '../../support/temp-dir.ts';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -86,7 +86,7 @@ describe('catalog endpoints', () => {
 
 describe('SWITCHBOARD_CATALOG', () => {
   it('a replacement file changes what the endpoints serve and what assistants accept', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-cat-'));
+    const dir = testTempDir('sb-cat-');
     const file = path.join(dir, 'catalog.json');
     fs.writeFileSync(
       file,
@@ -110,7 +110,7 @@ describe('SWITCHBOARD_CATALOG', () => {
   });
 
   it('a bad file stops start-up with a message naming the variable', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-cat-'));
+    const dir = testTempDir('sb-cat-');
     const file = path.join(dir, 'bad.json');
     fs.writeFileSync(file, JSON.stringify({ voices: [{ id: 1, name: 'x' }] }));
     await expect(testApp({ SWITCHBOARD_CATALOG: file })).rejects.toThrow(/SWITCHBOARD_CATALOG/);

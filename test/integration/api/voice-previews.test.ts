@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../../support/app.ts';
 import { OpenAiAudioStandIn, SPEECH_PATH } from '../../support/openai-audio-stand-in.ts';
 import { readWav } from '../../../src/audio/wav.ts';
+import { testTempDir } from '../../support/temp-dir.ts';
 
 let t: TestApp | undefined;
 let standIn: OpenAiAudioStandIn | undefined;
@@ -66,7 +66,7 @@ describe('GET /api/voices/:id/preview.wav', () => {
   });
 
   it('a private voice is never served on the keyless URL', async () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sb-catalog-')), 'catalog.json');
+    const file = path.join(testTempDir('sb-catalog-'), 'catalog.json');
     fs.writeFileSync(
       file,
       JSON.stringify({

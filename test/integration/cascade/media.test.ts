@@ -1,13 +1,13 @@
 /**
  * What goes out besides the reply: fillers, the ambient bed, and the stereo recording.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FRAME_SAMPLES, rmsDbfs } from '../../../src/audio/frame.ts';
 import { readWav } from '../../../src/audio/wav.ts';
 import { fixture, runCall, say } from './harness.ts';
+import { testTempDir } from '../../support/temp-dir.ts';
 
 describe('cascade: fillers', () => {
   it('plays a filler fitting the question when the LLM is slow, then the reply', async () => {
@@ -66,7 +66,7 @@ describe('cascade: ambient sound', () => {
 
 describe('cascade: recording', () => {
   it('writes a stereo WAV with caller left and assistant right on the call clock', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sb-rec-'));
+    const dir = testTempDir('sb-rec-');
     const path = join(dir, 'recordings', 'call-1.wav');
     const { result, media, events } = await runCall({
       config: { record: true },

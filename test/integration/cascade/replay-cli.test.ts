@@ -4,8 +4,7 @@
  * `--tape` a script of more audio and DTMF, or a recorded call tape instead of `--caller`.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -14,12 +13,13 @@ import { readWav, toMono } from '../../../src/audio/wav.ts';
 import { TapeRecorder } from '../../../src/call/tape.ts';
 import { knownTranscript, runReplay, STAND_IN_CALLER_TEXT, STAND_IN_REPLY, toAssistant } from '../../../src/replay/replay.ts';
 import { CallerStream, g711Media } from '../../support/call-tape.ts';
+import { testTempDir } from '../../support/temp-dir.ts';
 
 const exec = promisify(execFile);
 
 describe('switchboard replay', () => {
   it('prints the timeline of a fixture replayed with stand-ins, faster than real time', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sb-replay-'));
+    const dir = testTempDir('sb-replay-');
     const assistantFile = join(dir, 'assistant.json');
     writeFileSync(
       assistantFile,
@@ -62,7 +62,7 @@ describe('switchboard replay', () => {
   });
 
   it('replays a recorded call tape without --caller: its RTP through the inbound chain, its DTMF, its hang-up', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sb-replay-tape-'));
+    const dir = testTempDir('sb-replay-tape-');
     const assistantFile = join(dir, 'assistant.json');
     writeFileSync(assistantFile, JSON.stringify({ system_prompt: 'You take calls.', initial_message: 'Hello.' }));
     const wav = readWav(readFileSync('fixtures/audio/utt-cancel.wav'));
@@ -106,7 +106,7 @@ describe('switchboard replay', () => {
   }, 60_000);
 
   it('still takes a script as --tape: more audio at its time, DTMF, the hang-up', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sb-replay-script-'));
+    const dir = testTempDir('sb-replay-script-');
     const assistantFile = join(dir, 'assistant.json');
     writeFileSync(assistantFile, JSON.stringify({ system_prompt: 'You take calls.', initial_message: '' }));
     const script = join(dir, 'script.json');
@@ -122,7 +122,7 @@ describe('switchboard replay', () => {
   }, 60_000);
 
   it('refuses arguments that make no replay, as usage errors', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sb-replay-usage-'));
+    const dir = testTempDir('sb-replay-usage-');
     const assistantFile = join(dir, 'assistant.json');
     writeFileSync(assistantFile, JSON.stringify({ system_prompt: 'x' }));
     const script = join(dir, 'script.json');

@@ -55,6 +55,8 @@ interface Snapshot {
   vadWindows: number;
   /** Audio messages the Deepgram stand-in has had (all calls). */
   sttMessages: number;
+  /** Calls whose inbound audio the native drain takes. */
+  inboundNative: number;
   sys: ReturnType<typeof systemCpu>;
 }
 
@@ -71,6 +73,7 @@ async function snapshot(w: VoiceWorld): Promise<Snapshot> {
     vadRuns: s.vad?.runs ?? 0,
     vadWindows: s.vad?.windows ?? 0,
     sttMessages: standIns.sttAudioMessages,
+    inboundNative: s.media.inboundNative,
     sys: systemCpu(),
   };
 }
@@ -116,6 +119,8 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
   const out: Record<string, unknown> = {
     phase: name,
     calls_up: [upAtStart, upAtEnd],
+    // Calls whose inbound audio the native drain took (native/rtp-udp/fast_drain.c), at the window's ends.
+    calls_inbound_native: [a.inboundNative, b.inboundNative],
     calls_failed: failed.length,
     failures: [...new Set(failed.map((r) => r.error))].slice(0, 3),
     replies_per_call_per_minute: r3(results.reduce((s, r) => s + r.answered, 0) / calls / ((results[0] ? results[0].endedAt - results[0].startedAt : wall) / 60_000)),
@@ -201,7 +206,7 @@ export async function main(argv: string[]): Promise<void> {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
     console.log(
-      `${String(r.phase).padEnd(11)} ${r.per_call_pct_of_core} % of a core per call (engine ${r.engine_pct_of_one_core} % of a core, ${r.calls_up.join('→')} calls up, ${r.calls_failed} failed)` +
+      `${String(r.phase).padEnd(11)} ${r.per_call_pct_of_core} % of a core per call (engine ${r.engine_pct_of_one_core} % of a core, ${r.calls_up.join('→')} calls up, ${r.calls_inbound_native.join('→')} with inbound audio in C, ${r.calls_failed} failed)` +
         `  main thread on CPU ${r.main_thread_on_cpu_pct} %, waiting ${r.main_thread_waiting_pct} %, ELD p99 ${r.engine_eld_p99_ms} ms; load ${r.loadavg_before.join(' ')} → ${r.loadavg_after.join(' ')}\n            by thread: ${t}` +
         `\n            main-thread GC: ${r.main_gc.scavenges_per_s} scavenges/s, ${r.main_gc.scavenge_pct_of_one_core} % of a core; ${r.main_gc.majors} major; VAD ${r.vad_runs_per_s} runs/s, ${r.vad_windows_per_run ?? '-'} windows each; STT ${r.stt_messages_per_call_per_s} messages/s per call`,
     );

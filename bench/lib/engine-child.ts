@@ -65,6 +65,8 @@ export interface MediaTotals {
   outboundSkippedSlots: number;
   outboundMaxLateMs: number;
   jitterBufferDelayMsMean: number;
+  /** Calls whose audio packets the native drain takes (RtpSessionStats.inboundNative). */
+  inboundNative: number;
 }
 
 export interface ChildStats {
@@ -299,6 +301,7 @@ function mediaTotals(): MediaTotals {
     outboundSkippedSlots: 0,
     outboundMaxLateMs: 0,
     jitterBufferDelayMsMean: 0,
+    inboundNative: 0,
   };
   let jb = 0;
   for (const session of engine.sip.registry.list()) {
@@ -316,6 +319,7 @@ function mediaTotals(): MediaTotals {
     t.outboundSkippedSlots += s.outboundSkippedSlots;
     t.outboundMaxLateMs = Math.max(t.outboundMaxLateMs, s.outboundMaxLateMs);
     jb += s.jitterBufferDelayMs;
+    if (s.inboundNative) t.inboundNative++;
   }
   t.jitterBufferDelayMsMean = t.calls ? jb / t.calls : 0;
   return t;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "inbound_napi.h"
+#include "napi_util.h"
 
 #define RING_HEADER_BYTES 16
 #define RING_WRITE 0
@@ -130,16 +131,6 @@ static void release(napi_env env, Attached *a) {
   a->ring = TOMBSTONE;
 }
 
-static napi_value throw_msg(napi_env env, const char *msg) {
-  napi_throw_error(env, NULL, msg);
-  return NULL;
-}
-
-static napi_value int_value(napi_env env, int64_t v) {
-  napi_value out;
-  napi_create_int64(env, v, &out);
-  return out;
-}
 
 /* The data of a Uint8Array (type 0) or Float64Array (type 1) argument, or NULL. */
 static void *typed_data(napi_env env, napi_value v, napi_typedarray_type want, size_t *length) {

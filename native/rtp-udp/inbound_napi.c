@@ -27,6 +27,7 @@
  */
 #define NAPI_VERSION 8
 #include "inbound_napi.h"
+#include "napi_util.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -147,12 +148,6 @@ static RxStats *get_rx(napi_env env, const char *fn, napi_value v) {
   RxStats *rx = rx_of(env, v);
   if (!rx) throw_type(env, fn, "the first argument must be a handle from rxCreate");
   return rx;
-}
-
-static napi_value int_value(napi_env env, int v) {
-  napi_value out;
-  napi_create_int32(env, v, &out);
-  return out;
 }
 
 /* ---- handles ---- */

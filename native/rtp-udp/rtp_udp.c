@@ -44,6 +44,7 @@
 
 #include "fast_drain.h"
 #include "inbound_napi.h"
+#include "napi_util.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the ring's records are little-endian: this build assumes a little-endian host"
@@ -100,16 +101,6 @@ static State *state_of(napi_env env) {
   return (State *)data;
 }
 
-static napi_value throw_msg(napi_env env, const char *msg) {
-  napi_throw_error(env, NULL, msg);
-  return NULL;
-}
-
-static napi_value int_value(napi_env env, int64_t v) {
-  napi_value out;
-  napi_create_int64(env, v, &out);
-  return out;
-}
 
 /* ---- the ring's producer side (ring.ts reserve + commit, records.ts writeRecord) ---- */
 

@@ -107,7 +107,11 @@ describe('native drain (fast_drain.c)', () => {
   });
   afterEach(() => vi.restoreAllMocks());
 
-  it.each([1, 2, 3])('plays out exactly what the TypeScript path does (seed %i)', async (seed) => {
+  /**
+   * Runs `seed`'s scenario through both paths, a pass every 20 ms, checking after each that they
+   * agree; `events` run on both paths at their times (ms). Returns what the native drain did.
+   */
+  async function compare(seed: number, events: Record<number, (path: InboundPath) => void> = {}) {
     const native = loadNativeInbound();
     expect(native, 'native/rtp-udp is built in every test run').toBeDefined();
     const ring = new SpscRing(SpscRing.create(1 << 16));
@@ -129,18 +133,27 @@ describe('native drain (fast_drain.c)', () => {
 
     const datagrams = scenario(seed, 10);
     let next = 0;
-    let inJavaScript = 0;
+    /** Per pass: datagrams written, and how many of them the JavaScript drain took. */
+    const passes: Array<{ at: number; written: number; inJavaScript: number }> = [];
     const receive = (path: InboundPath, bytes: Uint8Array, from: { address: string; port: number }, at: number): void => {
       if (looksLikeRtcp(bytes)) return;
       const parsed = parseRtp(bytes);
       if (parsed.ok) path.receive(parsed.packet, from, at);
     };
     for (now = 0; now <= 10_000; now += 20) {
+      const event = events[now];
+      if (event) {
+        event(tsPath);
+        event(cPath);
+      }
       // What arrived since the last pass, into the ring as the I/O thread writes it, and straight
       // to the TypeScript path.
+      const pass = { at: now, written: 0, inJavaScript: 0 };
+      passes.push(pass);
       for (; next < datagrams.length && datagrams[next]!.at <= now; next++) {
         const d = datagrams[next]!;
         expect(writeRecord(ring, PACKET, SOCKET_ID, d.at, d.from.port, encodeAddress(d.from.address), d.bytes)).toBe(true);
+        pass.written++;
         receive(tsPath, d.bytes, d.from, d.at);
       }
       // The pass's drain, as thread-io.ts does it.
@@ -153,7 +166,7 @@ describe('native drain (fast_drain.c)', () => {
         const from = { address: new TextDecoder().decode(ring.bytes.subarray(at + 16, start)), port: recordPort(ring, at) };
         const arrival = recordTime(ring, at);
         ring.release();
-        inJavaScript++;
+        pass.inJavaScript++;
         receive(cPath, bytes, from, arrival);
       }
       expect(ring.used).toBe(0);
@@ -170,9 +183,32 @@ describe('native drain (fast_drain.c)', () => {
     expect(digits.c).toEqual(digits.ts);
     expect(digits.ts).toEqual(['5']);
     expect(cPath.droppedByFilter).toBe(tsPath.droppedByFilter);
-    // It did attach (after the latch window), and again after the ptime change rebuilt the buffer.
+    /** Datagrams the native drain took in the passes from `from` to `to` ms. */
+    const takenInC = (from: number, to: number) =>
+      passes.filter((p) => p.at >= from && p.at <= to).reduce((n, p) => n + p.written - p.inJavaScript, 0);
+    return { attaches, takenInC };
+  }
+
+  it.each([1, 2, 3])('plays out exactly what the TypeScript path does (seed %i)', async (seed) => {
+    const { attaches, takenInC } = await compare(seed);
+    // Not in the 3 s latch window; then most packets (DTMF, CN, RTCP, extras and the stranger
+    // go to JavaScript); again after the ptime change rebuilt the buffer (at 8.5 s).
+    expect(takenInC(0, 3000)).toBe(0);
+    expect(takenInC(3100, 10_000)).toBeGreaterThan(250);
     expect(attaches).toBeGreaterThanOrEqual(2);
-    // The 3 s latch window in JavaScript, and what C leaves to it (DTMF, CN, RTCP, extras, the stranger).
-    expect(datagrams.length - inJavaScript).toBeGreaterThan(250);
+  });
+
+  it('lets go while a tap watches every packet, and after a re-INVITE attaches again', async () => {
+    const { attaches, takenInC } = await compare(4, {
+      4000: (path) => path.observe(true),
+      5000: (path) => path.observe(false),
+      6000: (path) => path.update(pcmuMedia(), 6000),
+    });
+    expect(takenInC(3100, 3980)).toBeGreaterThan(30);
+    expect(takenInC(4000, 4980)).toBe(0);
+    expect(takenInC(5020, 5980)).toBeGreaterThan(30);
+    expect(takenInC(6020, 6980)).toBeGreaterThan(30);
+    // The first attach, after the tap, after the re-INVITE, after the ptime change.
+    expect(attaches).toBe(4);
   });
 });

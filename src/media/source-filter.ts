@@ -111,10 +111,14 @@ export class SourceFilter {
   /**
    * The latched source once nothing can move the latch any more (the latch window is over): from
    * then on exactly its packets are accepted, so whoever checks just that (the native drain,
-   * native/rtp-udp/fast_drain.c) filters as this does.
+   * native/rtp-udp/fast_drain.c) filters as this does. Its address as the socket last reported it
+   * (a dual-stack socket says ::ffff:a.b.c.d where the latch holds a.b.c.d), since that checker
+   * compares the datagrams' addresses byte for byte.
    */
   settledSource(nowMs: number): TransportAddress | undefined {
-    return this.latchedTo && nowMs - this.windowStartMs > this.latchWindowMs ? { ...this.latchedTo } : undefined;
+    const latched = this.latchedTo;
+    if (!latched || nowMs - this.windowStartMs <= this.latchWindowMs) return undefined;
+    return { address: this.lastAddress === latched.address ? this.lastRawAddress : latched.address, port: latched.port };
   }
 
   /** Packets from the settled source accepted elsewhere (the native drain), for the counters. */

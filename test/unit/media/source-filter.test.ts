@@ -101,6 +101,20 @@ describe('SourceFilter', () => {
     expect(f.check({ address: `::ffff:${SDP.address}`, port: SDP.port, ssrc: 1, sequenceNumber: 1 }, 0).accept).toBe(true);
   });
 
+  it('names the settled source once the latch window is over, as the socket reports it', () => {
+    const f = new SourceFilter({ expected: SDP, startMs: 0 });
+    const mapped = { address: `::ffff:${SDP.address}`, port: SDP.port };
+    f.checkFrom(mapped, 1, 10, 0);
+    expect(f.settledSource(3000)).toBeUndefined();
+    f.checkFrom(mapped, 1, 11, 3001);
+    // The native drain compares datagram addresses byte for byte: the socket's form, not the latch's.
+    expect(f.settledSource(3001)).toEqual(mapped);
+    expect(f.latched).toEqual(SDP);
+    const plain = new SourceFilter({ expected: SDP, startMs: 0 });
+    plain.checkFrom(SDP, 1, 10, 0);
+    expect(plain.settledSource(3001)).toEqual(SDP);
+  });
+
   it('checkFrom (the receive path: no object per packet) decides exactly as check', () => {
     const a = new SourceFilter({ expected: { address: '10.0.0.5', port: 4000 }, probationPackets: 3, startMs: 0 });
     const b = new SourceFilter({ expected: { address: '10.0.0.5', port: 4000 }, probationPackets: 3, startMs: 0 });

@@ -230,6 +230,20 @@ static double realtime_minus_hr_ms(void) {
   return best;
 }
 
+/*
+ * An IPv4 address as dotted decimal into `out` (at least 16 bytes), NUL-terminated: what
+ * inet_ntop() writes, without the sprintf() behind it (glibc's), once per datagram.
+ */
+static void format_ipv4(const uint8_t b[4], char *out) {
+  for (int i = 0; i < 4; i++) {
+    unsigned v = b[i];
+    if (v >= 100) *out++ = (char)('0' + v / 100);
+    if (v >= 10) *out++ = (char)('0' + v / 10 % 10);
+    *out++ = (char)('0' + v % 10);
+    *out++ = i < 3 ? '.' : '\0';
+  }
+}
+
 /* Everything the socket holds, into the ring (at most MAX_PER_EVENT datagrams). */
 static void read_socket(Sock *k) {
   State *s = k->st;
@@ -269,11 +283,16 @@ static void read_socket(Sock *k) {
       uint16_t port = 0;
       if (from[j].ss_family == AF_INET) {
         struct sockaddr_in *a = (struct sockaddr_in *)&from[j];
-        inet_ntop(AF_INET, &a->sin_addr, addr, sizeof addr);
+        format_ipv4((const uint8_t *)&a->sin_addr, addr);
         port = ntohs(a->sin_port);
       } else if (from[j].ss_family == AF_INET6) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)&from[j];
-        inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
+        if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr)) {
+          memcpy(addr, "::ffff:", 7);
+          format_ipv4(a->sin6_addr.s6_addr + 12, addr + 7);
+        } else {
+          inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
+        }
         port = ntohs(a->sin6_port);
       } else {
         continue;

@@ -354,6 +354,30 @@ describe('RTP I/O thread', () => {
     await new Promise<void>((resolve) => rx.socket.close(resolve));
   });
 
+
+  it('reports each datagram source as dgram does: dotted quads, v4-mapped on a dual-stack socket, IPv6', async () => {
+    const sources = async (host: string): Promise<string[]> => {
+      const socket = (await io.bind(host, 0))!;
+      const seen: string[] = [];
+      socket.on('message', (_msg: Buffer, rinfo: RemoteInfo) => seen.push(rinfo.address));
+      const port = socket.address().port;
+      // Every digit count of a byte, and a 0.
+      const from = host === '::1' ? ['::1'] : ['127.0.0.1', '127.10.200.3', '127.255.99.0'];
+      for (const address of from) {
+        const s = dgram.createSocket(address.includes(':') ? 'udp6' : 'udp4');
+        s.bind(0, address);
+        await once(s, 'listening');
+        s.send(Buffer.from([0x80, 0, 0, 1, 0, 0, 0, 1]), port, host === '::' ? '127.0.0.1' : host);
+        for (let i = 0; i < 50 && seen.length < from.indexOf(address) + 1; i++) await sleep(5);
+        s.close();
+      }
+      await new Promise<void>((resolve) => socket.close(resolve));
+      return seen;
+    };
+    expect(await sources(HOST)).toEqual(['127.0.0.1', '127.10.200.3', '127.255.99.0']);
+    expect(await sources('::')).toEqual(['::ffff:127.0.0.1', '::ffff:127.10.200.3', '::ffff:127.255.99.0']);
+    expect(await sources('::1')).toEqual(['::1']);
+  });
   it('a packet handed over after a disconnect goes where it is addressed, whenever the thread wakes', async () => {
     // The disconnect travels in the packets' own ring, so no wake-up of the thread (its timer,
     // busy here with a packet due every millisecond on another socket) can take the packet

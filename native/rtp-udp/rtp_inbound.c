@@ -28,6 +28,21 @@
 
 #include <math.h>
 #include <stdlib.h>
+
+/*
+ * Built with AddressSanitizer (native/rtp-udp/fuzz): every slot is followed by a poisoned
+ * redzone, and only the bytes of the payload it holds are readable, so a write past a slot or a
+ * read past what a pull hands out is reported. The module's own build has neither: its slots
+ * are max_payload bytes apart.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SLOT_STRIDE(max) ((((size_t)(max) + 7) & ~(size_t)7) + 32)
+#define SLOT_HOLDS(p, length, max) (ASAN_POISON_MEMORY_REGION((p), SLOT_STRIDE(max)), ASAN_UNPOISON_MEMORY_REGION((p), (length) < (size_t)(max) ? (length) : (size_t)(max)))
+#else
+#define SLOT_STRIDE(max) ((size_t)(max))
+#define SLOT_HOLDS(p, length, max) ((void)0)
+#endif
 #include <string.h>
 #include <sys/mman.h>
 
@@ -205,9 +220,11 @@ JitterBuffer *jb_new(const JbOptions *o) {
   jb->slots = malloc(sizeof(Entry) * (size_t)jb->slot_count);
   jb->free_slots = malloc(sizeof(int) * (size_t)jb->slot_count);
   /* Untouched until a slot is used: the kernel backs a page when it is first written. */
-  jb->payload_bytes = (size_t)jb->slot_count * (size_t)o->max_payload;
+  jb->payload_bytes = (size_t)jb->slot_count * SLOT_STRIDE(o->max_payload);
   void *payloads = mmap(NULL, jb->payload_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   jb->payloads = payloads == MAP_FAILED ? NULL : payloads;
+  /* (Sanitizer builds: nothing readable until a payload is stored.) */
+  for (int i = 0; jb->payloads && i < jb->slot_count; i++) SLOT_HOLDS(jb->payloads + (size_t)i * SLOT_STRIDE(o->max_payload), 0, o->max_payload);
   if (!jb->order || !jb->drain || !jb->history || !jb->scratch || !jb->slots || !jb->free_slots || !jb->payloads) {
     jb_free(jb);
     return NULL;
@@ -236,7 +253,7 @@ void jb_free(JitterBuffer *jb) {
 const JbOptions *jb_options_of(const JitterBuffer *jb) { return &jb->o; }
 
 static uint8_t *payload_of(const JitterBuffer *jb, int slot) {
-  return jb->payloads + (size_t)slot * (size_t)jb->o.max_payload;
+  return jb->payloads + (size_t)slot * SLOT_STRIDE(jb->o.max_payload);
 }
 
 static int take_slot(JitterBuffer *jb) { return jb->free_count > 0 ? jb->free_slots[--jb->free_count] : -1; }
@@ -481,6 +498,7 @@ int jb_push(JitterBuffer *jb, uint32_t ssrc, uint16_t seq, uint32_t timestamp, i
   e->payload_type = (int16_t)payload_type;
   e->length = length;
   /* memmove: a C caller may push what the last pull handed out, from the slot it just freed. */
+  SLOT_HOLDS(payload_of(jb, slot), (size_t)length, jb->o.max_payload);
   if (length > 0) memmove(payload_of(jb, slot), payload, length);
   list_insert(jb, slot);
   if (ext_seq > jb->highest_seq) {

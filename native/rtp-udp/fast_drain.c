@@ -70,6 +70,7 @@ typedef struct Attached {
   JitterBuffer *jb;
   RxStats *rx;
   double *words;
+  void *jb_pin; /* jb_unpin() at release */
   napi_ref jb_ref, rx_ref, words_ref;
   uint8_t address[MAX_ADDRESS];
   uint8_t address_length;
@@ -124,6 +125,7 @@ static int grow(void) {
 }
 
 static void release(napi_env env, Attached *a) {
+  jb_unpin(a->jb_pin);
   napi_delete_reference(env, a->jb_ref);
   napi_delete_reference(env, a->rx_ref);
   napi_delete_reference(env, a->words_ref);
@@ -167,7 +169,7 @@ static napi_value FastAttach(napi_env env, napi_callback_info info) {
   const uint8_t *address = typed_data(env, argv[5], napi_uint8_array, &address_length);
   if (!ring || ring_length <= RING_HEADER_BYTES) return throw_msg(env, "ring: a Uint8Array over the whole ring");
   if (!get_u32(env, argv[1], &id)) return throw_msg(env, "id: a socket id");
-  if (!jb || !rx) return throw_msg(env, "jb, rx: handles of jbCreate and rxCreate");
+  if (!jb || !rx) return throw_msg(env, "jb, rx: handles of jbCreate (not closed) and rxCreate");
   if (!words || words_length < FAST_WORDS) return throw_msg(env, "words: a Float64Array of the shared numbers");
   if (!address || address_length == 0 || address_length > MAX_ADDRESS) return throw_msg(env, "address: the source's ASCII bytes");
   if (!get_u32(env, argv[6], &port) || port > 0xffff) return throw_msg(env, "port: 0-65535");
@@ -188,7 +190,7 @@ static napi_value FastAttach(napi_env env, napi_callback_info info) {
   }
   a->ring = ring;
   a->id = id;
-  a->jb = jb;
+  a->jb = jb_pin(env, argv[2], &a->jb_pin);
   a->rx = rx;
   a->words = words;
   napi_create_reference(env, argv[2], 1, &a->jb_ref);

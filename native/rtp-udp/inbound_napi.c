@@ -4,7 +4,10 @@
  *
  * Handles: a buffer or a statistics object is an external (an opaque JavaScript value) whose
  * finalizer frees it when collected, type-tagged (napi_type_tag_object) so that jb_of / rx_of can
- * tell their own handles from any other value, another module's externals included.
+ * tell their own handles from any other value, another module's externals included. A jitter
+ * buffer is freed earlier by jbClose(h), when its call ends (its payload slots are a mapping of
+ * their own): the handle stays, and anything but jbClose on it again is an Error. The native drain
+ * pins the buffers it holds (jb_pin), and jbClose refuses a pinned one.
  *
  * Arguments: numbers are checked, not coerced: not a number is a TypeError, an integer argument
  * that is not an integer in its range (a sequence number in 0..65535, ...) a RangeError, each
@@ -168,7 +171,8 @@ static void *tagged_external(napi_env env, napi_value v, const napi_type_tag *ta
  * given once to jbCreate, so that a pull, once per call every 20 ms, converts no typed array).
  */
 typedef struct JbHandle {
-  JitterBuffer *jb;
+  JitterBuffer *jb; /* NULL once closed */
+  int pins;         /* fast_drain.c entries holding jb */
   uint8_t *bytes; /* at least max_payload bytes */
   double *info;   /* at least PULL_INFO numbers */
   napi_ref bytes_ref, info_ref;
@@ -181,6 +185,18 @@ static JbHandle *jb_handle_of(napi_env env, napi_value handle) { return tagged_e
 JitterBuffer *jb_of(napi_env env, napi_value handle) {
   JbHandle *h = jb_handle_of(env, handle);
   return h ? h->jb : NULL;
+}
+
+JitterBuffer *jb_pin(napi_env env, napi_value handle, void **pin) {
+  JbHandle *h = jb_handle_of(env, handle);
+  if (!h || !h->jb) return NULL;
+  h->pins++;
+  *pin = h;
+  return h->jb;
+}
+
+void jb_unpin(void *pin) {
+  if (pin) ((JbHandle *)pin)->pins--;
 }
 
 RxStats *rx_of(napi_env env, napi_value handle) { return tagged_external(env, handle, &RX_TAG); }
@@ -218,8 +234,20 @@ static JbHandle *get_jb_handle(napi_env env, const char *fn, napi_value v) {
   return h;
 }
 
-static JitterBuffer *get_jb(napi_env env, const char *fn, napi_value v) {
+/* An open buffer's handle; NULL with a TypeError (not a handle) or an Error (closed) thrown. */
+static JbHandle *get_open_jb_handle(napi_env env, const char *fn, napi_value v) {
   JbHandle *h = get_jb_handle(env, fn, v);
+  if (h && !h->jb) {
+    char message[96];
+    snprintf(message, sizeof message, "%s: the jitter buffer is closed", fn);
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  return h;
+}
+
+static JitterBuffer *get_jb(napi_env env, const char *fn, napi_value v) {
+  JbHandle *h = get_open_jb_handle(env, fn, v);
   return h ? h->jb : NULL;
 }
 
@@ -300,7 +328,7 @@ static napi_value JbPull(napi_env env, napi_callback_info info) {
   static const char *fn = "jbPull";
   napi_value argv[2];
   if (!get_args(env, info, 2, argv)) return NULL;
-  JbHandle *h = get_jb_handle(env, fn, argv[0]);
+  JbHandle *h = get_open_jb_handle(env, fn, argv[0]);
   double now_ms;
   if (!h || !get_number(env, fn, "nowMs", argv[1], &now_ms)) return NULL;
   JbOut o;
@@ -351,6 +379,22 @@ static napi_value JbStatsFn(napi_env env, napi_callback_info info) {
 }
 
 /* jbReset(h) */
+/* jbClose(h): frees the buffer now (its handle stays, closed); again: nothing. An Error while the
+ * native drain holds it (fastDetach first). */
+static napi_value JbClose(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!get_args(env, info, 1, argv)) return NULL;
+  JbHandle *h = get_jb_handle(env, "jbClose", argv[0]);
+  if (!h || !h->jb) return NULL;
+  if (h->pins > 0) {
+    napi_throw_error(env, NULL, "jbClose: the native drain holds this jitter buffer (fastDetach first)");
+    return NULL;
+  }
+  jb_free(h->jb);
+  h->jb = NULL;
+  return NULL;
+}
+
 static napi_value JbReset(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   if (!get_args(env, info, 1, argv)) return NULL;
@@ -462,6 +506,7 @@ void inbound_define(napi_env env, napi_value exports) {
       {"jbPull", NULL, JbPull, NULL, NULL, NULL, napi_default, NULL},
       {"jbStats", NULL, JbStatsFn, NULL, NULL, NULL, napi_default, NULL},
       {"jbReset", NULL, JbReset, NULL, NULL, NULL, napi_default, NULL},
+      {"jbClose", NULL, JbClose, NULL, NULL, NULL, napi_default, NULL},
       {"rxCreate", NULL, RxCreate, NULL, NULL, NULL, napi_default, NULL},
       {"rxUpdate", NULL, RxUpdate, NULL, NULL, NULL, napi_default, NULL},
       {"rxSenderReport", NULL, RxSenderReport, NULL, NULL, NULL, napi_default, NULL},

@@ -62,6 +62,12 @@ export interface NativeInbound {
   /** 12 numbers, in JitterBufferStats's order. */
   jbStats(handle: object, out: Float64Array): void;
   jbReset(handle: object): void;
+  /**
+   * Frees the buffer now rather than when its handle is collected (its payload slots are a
+   * mapping of their own); then every jb* call on it but jbClose throws. Throws while attached
+   * to the native drain.
+   */
+  jbClose(handle: object): void;
   rxCreate(clockRate: number, minSequential: number, maxDropout: number, maxMisorder: number): object;
   /** 0 valid, 1 reordered, 2 probation, 3 bad-seq, 4 restart. */
   rxUpdate(handle: object, ssrc: number, seq: number, timestamp: number, arrivalMs: number): number;
@@ -80,7 +86,10 @@ export interface NativeInbound {
 }
 
 /** What a session needs of a jitter buffer: JitterBuffer's public surface, which both implement. */
-export type JitterBufferLike = Pick<JitterBuffer, 'push' | 'pull' | 'stats' | 'reset'>;
+export type JitterBufferLike = Pick<JitterBuffer, 'push' | 'pull' | 'stats' | 'reset'> & {
+  /** Done with (the call ended, or a new buffer took over): what it holds outside the heap goes. */
+  close?(): void;
+};
 
 /** What a session needs of receiver statistics: RtpReceiverStats's public surface, which both implement. */
 export type ReceiverStatsLike = Pick<RtpReceiverStats, 'update' | 'onSenderReport' | 'snapshot' | 'reportBlock'>;
@@ -91,6 +100,7 @@ const FUNCTIONS: readonly (keyof NativeInbound)[] = [
   'jbPull',
   'jbStats',
   'jbReset',
+  'jbClose',
   'rxCreate',
   'rxUpdate',
   'rxSenderReport',
@@ -156,6 +166,8 @@ export class NativeJitterBuffer implements JitterBufferLike {
   private readonly info = new Float64Array(6);
   private readonly numbers = new Float64Array(12);
   private refusedCount = 0;
+  /** Its last statistics, once closed (the C buffer is gone). */
+  private final: JitterBufferStats | undefined;
 
   constructor(options: NativeJitterBufferOptions) {
     this.native = required('NativeJitterBuffer');
@@ -184,6 +196,7 @@ export class NativeJitterBuffer implements JitterBufferLike {
   }
 
   get stats(): JitterBufferStats {
+    if (this.final) return { ...this.final };
     const n = this.numbers;
     this.native.jbStats(this.handle, n);
     return {
@@ -203,6 +216,8 @@ export class NativeJitterBuffer implements JitterBufferLike {
   }
 
   push(packet: JitterPacket, arrivalMs: number): PushResult {
+    // Closed: a packet after the end is as good as late.
+    if (this.final) return 'late';
     const code = this.native.jbPush(this.handle, packet.ssrc, packet.sequenceNumber, packet.timestamp, packet.payloadType ?? -1, packet.payload, arrivalMs);
     if (code === JB_REFUSED) {
       this.refusedCount++;
@@ -212,6 +227,7 @@ export class NativeJitterBuffer implements JitterBufferLike {
   }
 
   pull(nowMs: number): JitterOutput {
+    if (this.final) return EMPTY;
     const info = this.info;
     const kind = this.native.jbPull(this.handle, nowMs);
     if (kind === JB_FRAME) {
@@ -234,7 +250,18 @@ export class NativeJitterBuffer implements JitterBufferLike {
 
   /** Forget everything (e.g. the call was put on hold and the stream will restart). */
   reset(): void {
-    this.native.jbReset(this.handle);
+    if (!this.final) this.native.jbReset(this.handle);
+  }
+
+  /**
+   * Frees the C buffer now (its statistics stay readable); pushes are then late and pulls
+   * empty. Detach it from the native drain first. Again: nothing.
+   */
+  close(): void {
+    if (this.final) return;
+    const final = this.stats;
+    this.native.jbClose(this.handle);
+    this.final = final;
   }
 
   /** The first `length` bytes of the scratch, in a Buffer of their own (pool-carved). */

@@ -280,6 +280,8 @@ export class InboundPath {
   close(): void {
     this.detach();
     this.attachable = false;
+    // A native buffer's slots go now, not when its handle is collected; its stats stay readable.
+    this.jitter.close?.();
     for (const decoder of this.decoders.values()) decoder.close();
     this.decoders.clear();
     this.lastDecoder = undefined;
@@ -337,6 +339,7 @@ export class InboundPath {
     this.frameMs = frameMs;
     this.words[W_ODD_TICKS] = 0;
     this.words[W_ODD_RUN] = 0;
+    this.jitter.close?.();
     this.jitter = this.newJitter(this.media.codec.clockRate, frameMs);
   }
 

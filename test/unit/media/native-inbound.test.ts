@@ -12,6 +12,7 @@
  *
  * The native module is always built in CI: where it is missing these tests fail, not skip.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { JitterBuffer, type JitterBufferOptions, type JitterBufferStats, type JitterOutput, type JitterPacket, type PushResult } from '../../../src/media/jitter-buffer.ts';
 import { loadNativeInbound, NativeJitterBuffer, NativeReceiverStats, type JitterBufferLike, type ReceiverStatsLike } from '../../../src/media/native-inbound.ts';
@@ -531,6 +532,40 @@ describe('native inbound module', () => {
     const outs = Array.from({ length: 8 }, (_, i) => jb.pull(120 + i * 20));
     expect(outs.map((o) => o.kind)).toEqual(['lost', 'lost', 'lost', 'lost', 'lost', 'empty', 'empty', 'empty']);
     expect(outs[5]).toBe(outs[6]);
+  });
+});
+
+describe('closing a native jitter buffer', () => {
+  /** The process's virtual size, in bytes (/proc/self/status VmSize). */
+  const virtualBytes = (): number => Number(/VmSize:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+
+  it('gives its memory back at once, keeps its last statistics, and then takes nothing', () => {
+    const jbs = Array.from({ length: 100 }, () => new NativeJitterBuffer({ clockRate: 8000 }));
+    for (const [i, jb] of jbs.entries()) {
+      jb.push({ ssrc: 1, sequenceNumber: i, timestamp: 0, payload: new Uint8Array(160) }, 0);
+      jb.push({ ssrc: 1, sequenceNumber: i + 1, timestamp: 160, payload: new Uint8Array(160) }, 20);
+    }
+    const before = virtualBytes();
+    const stats = jbs[0]!.stats;
+    for (const jb of jbs) jb.close();
+    // Each buffer maps (2 × maxPackets + 1) × maxPayload bytes of slots (about 129 KB): 100 of them
+    // go now, while every handle is still referenced.
+    expect(before - virtualBytes()).toBeGreaterThan(100 * 100_000);
+    const jb = jbs[0]!;
+    expect(jb.stats).toEqual(stats);
+    expect(jb.stats).toMatchObject({ pushed: 2, buffered: 2 });
+    expect(jb.push({ ssrc: 1, sequenceNumber: 9, timestamp: 320, payload: new Uint8Array(160) }, 40)).toBe('late');
+    expect(jb.pull(1000).kind).toBe('empty');
+    jb.reset();
+    jb.close();
+    expect(jb.stats).toEqual(stats);
+    // The module itself refuses a closed buffer (the adapter never asks it).
+    const native = loadNativeInbound()!;
+    expect(() => native.jbPull(jb.handle, 0)).toThrow(/closed/);
+    expect(() => native.jbPush(jb.handle, 1, 1, 1, 0, new Uint8Array(1), 0)).toThrow(/closed/);
+    expect(() => native.jbStats(jb.handle, new Float64Array(12))).toThrow(/closed/);
+    expect(() => native.jbReset(jb.handle)).toThrow(/closed/);
+    expect(() => native.jbClose(jb.handle)).not.toThrow();
   });
 });
 

@@ -9,7 +9,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AudioFrame } from '../../../../src/audio/frame.ts';
-import { loadNativeInbound } from '../../../../src/media/native-inbound.ts';
+import { loadNativeInbound, NativeJitterBuffer, NativeReceiverStats } from '../../../../src/media/native-inbound.ts';
 import { encodeAddress, PACKET, payloadLength, payloadStart, recordPort, recordTime, writeRecord } from '../../../../src/media/rtp-io/records.ts';
 import { SpscRing } from '../../../../src/media/rtp-io/ring.ts';
 import type { NativeInboundPort } from '../../../../src/media/rtp-io/types.ts';
@@ -117,9 +117,12 @@ describe('native drain (fast_drain.c)', () => {
     const ring = new SpscRing(SpscRing.create(1 << 16));
     const whole = new Uint8Array(ring.sab);
     let attaches = 0;
+    /** The jitter buffers the drain was given. */
+    const buffers = new Set<object>();
     const port: NativeInboundPort = {
       attach: (spec) => {
         attaches++;
+        buffers.add(spec.jitter);
         return native!.fastAttach(whole, SOCKET_ID, spec.jitter, spec.stats, spec.words, encodeAddress(spec.address), spec.port, spec.payloadType);
       },
       detach: () => native!.fastDetach(whole, SOCKET_ID),
@@ -183,6 +186,13 @@ describe('native drain (fast_drain.c)', () => {
     expect(digits.c).toEqual(digits.ts);
     expect(digits.ts).toEqual(['5']);
     expect(cPath.droppedByFilter).toBe(tsPath.droppedByFilter);
+    // Hung up: every C buffer the call had is freed (one replaced at the ptime change already
+    // was), its numbers kept.
+    tsPath.close();
+    cPath.close();
+    expect(cPath.snapshot()).toEqual(tsPath.snapshot());
+    expect(buffers.size).toBeGreaterThanOrEqual(1);
+    for (const jb of buffers) expect(() => native!.jbPull(jb, now)).toThrow(/closed/);
     /** Datagrams the native drain took in the passes from `from` to `to` ms. */
     const takenInC = (from: number, to: number) =>
       passes.filter((p) => p.at >= from && p.at <= to).reduce((n, p) => n + p.written - p.inJavaScript, 0);
@@ -196,6 +206,23 @@ describe('native drain (fast_drain.c)', () => {
     expect(takenInC(0, 3000)).toBe(0);
     expect(takenInC(3100, 10_000)).toBeGreaterThan(250);
     expect(attaches).toBeGreaterThanOrEqual(2);
+  });
+
+  it('keeps a buffer it holds from being closed until it lets go', () => {
+    const native = loadNativeInbound()!;
+    const whole = new Uint8Array(SpscRing.create(1 << 12));
+    const jb = new NativeJitterBuffer({ clockRate: 8000 });
+    const rx = new NativeReceiverStats({ clockRate: 8000 });
+    const words = new Float64Array(10);
+    const attach = () => native.fastAttach(whole, SOCKET_ID, jb.handle, rx.handle, words, encodeAddress('127.0.0.1'), 4000, 0);
+    expect(attach()).toBe(true);
+    // Attached again (what a re-attach does): still held once.
+    expect(attach()).toBe(true);
+    expect(() => jb.close()).toThrow(/fastDetach first/);
+    expect(jb.stats.pushed).toBe(0);
+    native.fastDetach(whole, SOCKET_ID);
+    jb.close();
+    expect(attach).toThrow(/not closed/);
   });
 
   it('lets go while a tap watches every packet, and after a re-INVITE attaches again', async () => {

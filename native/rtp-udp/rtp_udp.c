@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -75,6 +76,7 @@ typedef struct {
   uint32_t capacity;  /* a power of two */
   double origin_ms;   /* the event-loop thread's hr origin (protocol.ts hrOriginMs) */
   napi_ref on_inbound;
+  napi_async_context async; /* what onInbound runs in (see notify); NULL once the thread ends */
   int need_notify;    /* the JavaScript side is told of the next write (armNotify sets it) */
   int epfd;           /* every open socket, for sweep() (not watched by libuv) */
   int paced;          /* the polls are stopped: sweep() reads (setPaced) */
@@ -175,18 +177,27 @@ static int get_int(napi_env env, napi_value v, int32_t *out) {
 
 /* ---- receiving ---- */
 
+/*
+ * Calls onInbound(id, dropped, -errno). From a poll's wake-up no JavaScript is on the stack, so
+ * the call goes through napi_make_callback, as Node's own handles call into JavaScript: in an
+ * async context of its own, created by init() (async_hooks and AsyncLocalStorage see it as a
+ * resource of whoever set the module up; a plain napi_call_function ran in none, async id 0).
+ * From sweep() (called by JavaScript) the same call is simply nested.
+ */
 static void notify(State *s, uint32_t id, uint32_t dropped, int error) {
   napi_env env = s->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
   napi_value cb, recv, args[3];
   napi_get_reference_value(env, s->on_inbound, &cb);
-  napi_get_undefined(env, &recv);
+  /* (napi_make_callback needs an object as `this`: the global, as for a plain call.) */
+  napi_get_global(env, &recv);
   napi_create_uint32(env, id, &args[0]);
   napi_create_uint32(env, dropped, &args[1]);
   napi_create_int32(env, -error, &args[2]);
-  napi_status status = napi_call_function(env, recv, cb, 3, args, NULL);
-  if (status == napi_pending_exception) {
+  napi_status status = s->async ? napi_make_callback(env, s->async, recv, cb, 3, args, NULL) : napi_call_function(env, recv, cb, 3, args, NULL);
+  bool pending = false;
+  if (status != napi_ok && napi_is_exception_pending(env, &pending) == napi_ok && pending) {
     napi_value error;
     napi_get_and_clear_last_exception(env, &error);
     napi_fatal_exception(env, error);
@@ -360,6 +371,10 @@ static napi_value Init(napi_env env, napi_callback_info info) {
     free(s);
     return throw_msg(env, "epoll_create1 failed");
   }
+  napi_value resource_name;
+  if (napi_create_string_utf8(env, "switchboard-rtp-udp inbound", NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
+      napi_async_init(env, NULL, resource_name, &s->async) != napi_ok)
+    s->async = NULL;
   napi_set_instance_data(env, s, free_state, NULL);
   napi_add_async_cleanup_hook(env, on_env_cleanup, s, NULL);
   return NULL;
@@ -464,6 +479,10 @@ static void close_sock(Sock *k) {
 static void on_env_cleanup(napi_async_cleanup_hook_handle handle, void *arg) {
   State *s = (State *)arg;
   s->cleanup = handle;
+  if (s->async) {
+    napi_async_destroy(s->env, s->async);
+    s->async = NULL;
+  }
   while (s->open_socks) close_sock(s->open_socks);
   if (s->closing_count == 0) {
     s->cleanup = NULL;

@@ -4,7 +4,7 @@
  * process (lib/voice-world.ts: engine child, provider stand-ins in their own process, loopback
  * SIP/RTP), so Silero batches across calls as it does in production.
  *
- *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--settle 40]
+ *   node --import tsx bench/engine-cpu.ts [--calls 100] [--window 20] [--windows 1] [--settle 40]
  *       [--phases pipeline,no-denoise,echo] [--ramp-cps 10] [--json FILE] [--cpu-prof DIR] [--heap-prof DIR] [--quiet-wait S]
  *       [--background FIXTURE] [--rtp-port-min PORT]
  *
@@ -15,7 +15,10 @@
  *   no-denoise   the same with enable_noise_cancellation false
  *   echo         the `echo` diagnostics number with the same callers: the media stack alone
  *                (SIP, RTP, jitter buffer, G.711, 8 ↔ 16 kHz), for the "pipeline share"
- * Per phase, over `--window` s once every call is up and `--settle` s have passed. The settle covers
+ * Per phase, over `--window` s once every call is up and `--settle` s have passed; `--windows N`
+ * takes N such windows back to back on the same calls (the phase's figures are then over all of
+ * them, and `windows` in the JSON gives each one's per-call CPU and the stand-ins' beside it):
+ * many readings from one settle, across whatever phases the VM goes through. The settle covers
  * V8's warm-up: code that runs once per turn (the openai client, undici, SSE parsing, SQL) is
  * hot enough to be optimized only after many turns, and for the first minute or so V8's helper
  * threads keep compiling it for minutes. Measured (`--trace-opt`, 100 calls, session 20), TurboFan's
@@ -80,7 +83,25 @@ async function snapshot(w: VoiceWorld): Promise<Snapshot> {
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: number; settleS: number; rampCps: number; heapDir: string | undefined }): Promise<Record<string, unknown>> {
+/** One window's per-call CPU (all threads, and by thread) and the stand-ins' CPU over it. */
+function windowReading(a: Snapshot, b: Snapshot, callsUp: number): Record<string, unknown> {
+  const wall = b.hrMs - a.hrMs;
+  const perCall = (ms: number) => r3((ms / wall / callsUp) * 100);
+  const threads: Record<string, number> = {};
+  for (const [t, ms] of b.threads) threads[t] = perCall(ms - (a.threads.get(t) ?? 0));
+  const standIns = a.standInsMs !== undefined && b.standInsMs !== undefined ? r3(((b.standInsMs - a.standInsMs) / wall) * 100) : undefined;
+  const perCallAll = perCall((b.cpuUs - a.cpuUs) / 1000);
+  return {
+    window_s: r3(wall / 1000),
+    per_call_pct_of_core: perCallAll,
+    per_call_by_thread_pct_of_core: threads,
+    stand_ins_pct_of_one_core: standIns,
+    // The VM's speed as both processes see it: steady across its phases for one build.
+    per_call_to_stand_ins: standIns ? Math.round((perCallAll / standIns) * 10_000) / 10_000 : undefined,
+  };
+}
+
+async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: number; windows: number; settleS: number; rampCps: number; heapDir: string | undefined }): Promise<Record<string, unknown>> {
   if (name !== 'echo') await updateAssistants(w, { enable_noise_cancellation: name === 'pipeline' });
   let stop = false;
   let up = 0;
@@ -104,8 +125,16 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
   if (o.heapDir) await w.engine.request('heapSampleStart');
   const a = await snapshot(w);
   const upAtStart = up - done;
-  await sleep(o.windowS * 1000);
-  const b = await snapshot(w);
+  const windows: Record<string, unknown>[] = [];
+  let b = a;
+  for (let i = 0; i < o.windows; i++) {
+    const from = b;
+    const upBefore = up - done;
+    await sleep(o.windowS * 1000);
+    b = await snapshot(w);
+    windows.push(windowReading(from, b, (upBefore + up - done) / 2));
+    if (o.windows > 1) console.error(`${name} window ${i + 1}/${o.windows}: ${JSON.stringify(windows[i])}`);
+  }
   if (o.heapDir) await w.engine.request('heapSampleStop', { file: path.resolve(o.heapDir, `engine-${name}.heapprofile`) }, 60_000);
   const upAtEnd = up - done;
   stop = true;
@@ -145,6 +174,7 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
     machine_busy_pct: r3(systemBusyPct(a.sys, b.sys)),
     loadavg_before: load0,
     loadavg_after: loadavg(),
+    ...(o.windows > 1 ? { windows } : {}),
   };
   await sleep(2000); // calls torn down, records written
   return out;
@@ -154,6 +184,7 @@ export async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   const calls = num(args, 'calls', 100, 1, 300);
   const windowS = num(args, 'window', 20, 3, 120);
+  const windowCount = num(args, 'windows', 1, 1, 200);
   const settleS = num(args, 'settle', 40, 0, 600);
   const rampCps = num(args, 'ramp-cps', 10, 1, 200);
   const phases = (args.get('phases') ?? 'pipeline,no-denoise,echo').split(',') as Phase[];
@@ -164,7 +195,7 @@ export async function main(argv: string[]): Promise<void> {
   const heapDir = args.get('heap-prof');
   if (heapDir) mkdirSync(heapDir, { recursive: true });
   // Each phase: the ramp, the settle, the window and the teardown (with room to spare).
-  const budgetMs = Math.max(570_000, phases.length * (calls / rampCps + settleS + windowS + 60) * 1000);
+  const budgetMs = Math.max(570_000, phases.length * (calls / rampCps + settleS + windowS * windowCount + 60) * 1000);
   watchdog(budgetMs + quietWait * 1000, 'engine-cpu');
   const machine = machineInfo();
   if (quietWait > 0) console.error(`machine ${Math.round(await waitForQuiet(quietWait))} % busy at start`);
@@ -183,7 +214,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await converse(w, w.carriers[0]!, { turns: 2, pauseMs: [300, 300], quietMs: 700, replyTimeoutMs: 15_000 }); // warm-up
     for (const p of phases) {
-      const r = await phase(w, p, calls, { windowS, settleS, rampCps, heapDir });
+      const r = await phase(w, p, calls, { windowS, windows: windowCount, settleS, rampCps, heapDir });
       results.push(r);
       console.error(JSON.stringify(r));
     }
@@ -210,6 +241,12 @@ export async function main(argv: string[]): Promise<void> {
         `  main thread on CPU ${r.main_thread_on_cpu_pct} %, waiting ${r.main_thread_waiting_pct} %, ELD p99 ${r.engine_eld_p99_ms} ms; load ${r.loadavg_before.join(' ')} → ${r.loadavg_after.join(' ')}\n            by thread: ${t}` +
         `\n            main-thread GC: ${r.main_gc.scavenges_per_s} scavenges/s, ${r.main_gc.scavenge_pct_of_one_core} % of a core; ${r.main_gc.majors} major; VAD ${r.vad_runs_per_s} runs/s, ${r.vad_windows_per_run ?? '-'} windows each; STT ${r.stt_messages_per_call_per_s} messages/s per call`,
     );
+    const windows = r.windows as { per_call_pct_of_core: number; stand_ins_pct_of_one_core?: number }[] | undefined;
+    if (windows) {
+      const span = (xs: number[]) => `${Math.min(...xs)}–${Math.max(...xs)}`;
+      const standIns = windows.flatMap((w) => (w.stand_ins_pct_of_one_core === undefined ? [] : [w.stand_ins_pct_of_one_core]));
+      console.log(`            ${windows.length} windows: ${span(windows.map((w) => w.per_call_pct_of_core))} % of a core per call, stand-ins ${standIns.length ? span(standIns) : '-'} % of a core`);
+    }
   }
   if (out.pipeline_share_per_call_pct_of_core !== undefined) console.log(`pipeline share (pipeline − echo): ${out.pipeline_share_per_call_pct_of_core} % of a core per call (goal < 0.6)`);
   if (out.denoiser_per_call_pct_of_core !== undefined) console.log(`denoiser (pipeline − no-denoise): ${out.denoiser_per_call_pct_of_core} % of a core per call`);

@@ -83,6 +83,14 @@ async function snapshot(w: VoiceWorld): Promise<Snapshot> {
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/** What the API allows an assistant's max_duration (s). */
+const MAX_CALL_S = 1200;
+
+/** How long the first call must last: the ramp, the settle, the windows and a margin (s). */
+function callSeconds(calls: number, o: { windowS: number; windows: number; settleS: number; rampCps: number }): number {
+  return calls / o.rampCps + o.settleS + o.windowS * o.windows + 30;
+}
+
 /** One window's per-call CPU (all threads, and by thread) and the stand-ins' CPU over it. */
 function windowReading(a: Snapshot, b: Snapshot, callsUp: number): Record<string, unknown> {
   const wall = b.hrMs - a.hrMs;
@@ -102,7 +110,9 @@ function windowReading(a: Snapshot, b: Snapshot, callsUp: number): Record<string
 }
 
 async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: number; windows: number; settleS: number; rampCps: number; heapDir: string | undefined }): Promise<Record<string, unknown>> {
-  if (name !== 'echo') await updateAssistants(w, { enable_noise_cancellation: name === 'pipeline' });
+  // A call lasts at most its assistant's max_duration (the benchmark's: 600 s; 1200 s at most):
+  // every window must end before the first call does.
+  if (name !== 'echo') await updateAssistants(w, { enable_noise_cancellation: name === 'pipeline', max_duration: callSeconds(calls, o) > 600 ? MAX_CALL_S : 600 });
   let stop = false;
   let up = 0;
   let done = 0;
@@ -189,13 +199,16 @@ export async function main(argv: string[]): Promise<void> {
   const rampCps = num(args, 'ramp-cps', 10, 1, 200);
   const phases = (args.get('phases') ?? 'pipeline,no-denoise,echo').split(',') as Phase[];
   for (const p of phases) if (!['pipeline', 'no-denoise', 'echo'].includes(p)) throw new Error(`unknown phase ${p}`);
+  const span = callSeconds(calls, { windowS, windows: windowCount, settleS, rampCps });
+  const longest = phases.includes('echo') ? 600 : MAX_CALL_S;
+  if (span > longest) throw new Error(`the calls would end before the last window (${Math.round(span)} s of ramp, settle and windows; a call lasts at most ${longest} s${longest === 600 ? ' on the echo number' : ''})`);
   const quietWait = num(args, 'quiet-wait', 0, 0, 600);
   const jsonPath = args.get('json');
   const profDir = args.get('cpu-prof');
   const heapDir = args.get('heap-prof');
   if (heapDir) mkdirSync(heapDir, { recursive: true });
   // Each phase: the ramp, the settle, the window and the teardown (with room to spare).
-  const budgetMs = Math.max(570_000, phases.length * (calls / rampCps + settleS + windowS * windowCount + 60) * 1000);
+  const budgetMs = Math.max(570_000, phases.length * (calls / rampCps + settleS + windowS * windowCount * 1.05 + 90) * 1000);
   watchdog(budgetMs + quietWait * 1000, 'engine-cpu');
   const machine = machineInfo();
   if (quietWait > 0) console.error(`machine ${Math.round(await waitForQuiet(quietWait))} % busy at start`);

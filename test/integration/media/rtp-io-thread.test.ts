@@ -142,7 +142,9 @@ describe('RTP I/O thread', () => {
       for (let i = 0; i < 20 && !rx.arrivals.some((a) => a.ts === 800_000); i++) await sleep(5);
       const now = rx.arrivals.find((a) => a.ts === 800_000);
       expect(now).toBeDefined();
-      expect(now!.atMs - sentAt).toBeLessThan(3);
+      // Waiting for the timer would be about 470 ms; a thread waiting for one of a loaded 2-core
+      // box's CPUs takes a few (3.8 ms once in CI's dgram run, beside other test files).
+      expect(now!.atMs - sentAt).toBeLessThan(15);
       expect(rx.arrivals.some((a) => a.ts === 900_000)).toBe(false);
       await sleep(520);
       expect(rx.arrivals.some((a) => a.ts === 900_000)).toBe(true);

@@ -104,7 +104,8 @@ function windowReading(a: Snapshot, b: Snapshot, callsUp: number): Record<string
     per_call_pct_of_core: perCallAll,
     per_call_by_thread_pct_of_core: threads,
     stand_ins_pct_of_one_core: standIns,
-    // The VM's speed as both processes see it: steady across its phases for one build.
+    // Per call ÷ the stand-ins' CPU: a rough allowance for the VM's speed (it falls somewhat as
+    // the VM slows; bench/RESULTS.md, session 22).
     per_call_to_stand_ins: standIns ? Math.round((perCallAll / standIns) * 10_000) / 10_000 : undefined,
   };
 }
@@ -151,9 +152,8 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
   const results = await Promise.all(running);
   const mean = (upAtStart + upAtEnd) / 2;
   const wall = b.hrMs - a.hrMs;
-  const perCall = (ms: number) => r3((ms / wall / mean) * 100);
-  const threads: Record<string, number> = {};
-  for (const [t, ms] of b.threads) threads[t] = perCall(ms - (a.threads.get(t) ?? 0));
+  // The whole span, read as one window (with N = 1 it is the window).
+  const whole = windowReading(a, b, mean);
   const failed = results.filter((r) => r.error);
   const out: Record<string, unknown> = {
     phase: name,
@@ -163,10 +163,10 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
     calls_failed: failed.length,
     failures: [...new Set(failed.map((r) => r.error))].slice(0, 3),
     replies_per_call_per_minute: r3(results.reduce((s, r) => s + r.answered, 0) / calls / ((results[0] ? results[0].endedAt - results[0].startedAt : wall) / 60_000)),
-    window_s: r3(wall / 1000),
+    window_s: whole.window_s,
     engine_pct_of_one_core: r3(((b.cpuUs - a.cpuUs) / 1000 / wall) * 100),
-    per_call_pct_of_core: perCall((b.cpuUs - a.cpuUs) / 1000),
-    per_call_by_thread_pct_of_core: threads,
+    per_call_pct_of_core: whole.per_call_pct_of_core,
+    per_call_by_thread_pct_of_core: whole.per_call_by_thread_pct_of_core,
     main_thread_on_cpu_pct: a.sched && b.sched ? r3(((b.sched.runMs - a.sched.runMs) / wall) * 100) : undefined,
     main_thread_waiting_pct: a.sched && b.sched ? r3(((b.sched.waitMs - a.sched.waitMs) / wall) * 100) : undefined,
     engine_eld_p99_ms: r3(b.eldP99),
@@ -180,7 +180,7 @@ async function phase(w: VoiceWorld, name: Phase, calls: number, o: { windowS: nu
     vad_runs_per_s: r3(((b.vadRuns - a.vadRuns) / wall) * 1000),
     vad_windows_per_run: b.vadRuns > a.vadRuns ? r3((b.vadWindows - a.vadWindows) / (b.vadRuns - a.vadRuns)) : undefined,
     stt_messages_per_call_per_s: r3(((b.sttMessages - a.sttMessages) / wall / mean) * 1000),
-    stand_ins_pct_of_one_core: a.standInsMs !== undefined && b.standInsMs !== undefined ? r3(((b.standInsMs - a.standInsMs) / wall) * 100) : undefined,
+    stand_ins_pct_of_one_core: whole.stand_ins_pct_of_one_core,
     machine_busy_pct: r3(systemBusyPct(a.sys, b.sys)),
     loadavg_before: load0,
     loadavg_after: loadavg(),

@@ -368,6 +368,7 @@ static napi_value Init(napi_env env, napi_callback_info info) {
   s->need_notify = 1;
   s->epfd = epoll_create1(EPOLL_CLOEXEC);
   if (s->epfd < 0) {
+    napi_delete_reference(env, s->on_inbound);
     free(s);
     return throw_msg(env, "epoll_create1 failed");
   }

@@ -10,8 +10,6 @@
  * Trunks come and go through REST at any time and the registry has no events: `sync()` runs on a
  * short interval and on demand.
  */
-import { lookup } from 'node:dns/promises';
-import net from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
 import type { ProvisionedTrunk, TrunkRegistry } from './trunk-registry.ts';
@@ -159,11 +157,10 @@ export class RegistrationManager {
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
 
+  /** Every address the registrar's domain leads to (RFC 3263): calls may come from any of them. */
   private async resolveRegistrar(address: string): Promise<string[]> {
-    const host = address.replace(/^\[([^\]]+)\](:\d+)?$/, '$1').replace(/:\d+$/, '');
-    if (net.isIP(host)) return [host];
     try {
-      return (await lookup(host, { all: true })).map((a) => a.address);
+      return [...new Set((await this.o.ua.locateUri(`sip:${address}`)).map((d) => d.address))];
     } catch {
       return [];
     }

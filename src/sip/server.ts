@@ -24,6 +24,7 @@ import { RegistrationManager, type RegistrationManagerOptions } from './registra
 import type { TimerConfig } from './transaction-types.ts';
 import { TrunkAuthenticator } from './trunk-auth.ts';
 import type { TrunkRegistry } from './trunk-registry.ts';
+import type { SipDns } from './locate.ts';
 import { UserAgent } from './user-agent.ts';
 
 export interface SipServerOptions {
@@ -41,6 +42,8 @@ export interface SipServerOptions {
   overload?: Partial<OverloadOptions>;
   abuse?: Partial<Omit<AbuseGuardOptions, 'clock' | 'trusted'>>;
   timers?: Partial<TimerConfig>;
+  /** Where RFC 3263's NAPTR, SRV and address queries go (default: the system's resolver). */
+  dns?: SipDns;
   /** No inbound RTP for this long hangs up (default 30 s). */
   rtpTimeoutMs?: number;
   registration?: Partial<Omit<RegistrationManagerOptions, 'ua' | 'trunks' | 'clock' | 'logger'>>;
@@ -184,6 +187,7 @@ export class SipServer {
       userAgent: 'Switchboard',
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.timers ? { timers: opts.timers } : {}),
+      ...(opts.dns ? { dns: opts.dns } : {}),
       onError: (err) => logger.debug({ err: err.message }, 'SIP transport'),
     });
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.

@@ -31,10 +31,21 @@ export interface UaContext extends DialogHost {
   newCallId(): string;
   /** Puts our Via with a fresh branch on top (replacing one we added before). */
   addVia(req: SipRequest, transport: TransportKind): void;
-  /** Next hop for a request: first Route if loose-routed, else the Request-URI (no RFC 3263). */
+  /**
+   * The places a request may go, in the order to try them (RFC 3263, locate.ts): of its first
+   * Route if loose-routed, else of its Request-URI. Throws when there are none.
+   */
+  locate(req: SipRequest): Promise<Destination[]>;
+  /** The first of locate(). */
   resolve(req: SipRequest): Promise<Destination>;
   /** Sends a request in a client transaction; final response, with 408/503 synthesised on failure. */
   sendRequestTo(req: SipRequest, dest: Destination, onProvisional?: (res: SipResponse) => void): Promise<SipResponse>;
+  /**
+   * sendRequestTo each place in turn until one answers other than 503 (RFC 3263 §4.3: a timeout,
+   * a transport error or a 503 moves on, in a new transaction); the last place's outcome stands.
+   * Returns the final response and the place that gave it.
+   */
+  sendFailover(req: SipRequest, dests: readonly Destination[], onProvisional?: (res: SipResponse) => void): Promise<{ res: SipResponse; dest: Destination }>;
   startClient(req: SipRequest, dest: Destination, handlers: ClientTxHandlers): void;
   addDialog(dialog: Dialog): void;
   findDialog(id: string): Dialog | undefined;

@@ -1,7 +1,9 @@
 /**
  * An INVITE we sent (RFC 3261 §13.2): provisional responses as events, a Dialog on 2xx (ACKed
  * here), one retry per 401/407 challenge through the credential seam, and CANCEL (§9.1) which is
- * held back until a provisional response shows the far end has the INVITE.
+ * held back until a provisional response shows the far end has the INVITE. The target's places
+ * come from RFC 3263 (locate.ts); a timeout, a transport error or a 503 moves the INVITE on to the
+ * next place, in a new transaction (§4.3), unless a CANCEL is wanted.
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Timer } from '../util/clock.ts';
@@ -44,6 +46,9 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   private rejectResult!: (e: Error) => void;
   private settled = false;
   private current: SipRequest;
+  /** The target's places in RFC 3263 order, and the one the current request went to. */
+  private dests: Destination[] = [];
+  private destIndex = 0;
   private dest: Destination | undefined;
   private gotProvisional = false;
   private cancelWanted = false;
@@ -97,7 +102,8 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   /** Resolves the next hop and sends; errors end up in `result`. */
   async start(): Promise<void> {
     try {
-      this.dest = await this.ua.resolve(this.current);
+      this.dests = await this.ua.locate(this.current);
+      this.dest = this.dests[0];
       this.send();
     } catch (err) {
       this.fail(new InviteFailedError(503, `cannot resolve target: ${String(err)}`, undefined));
@@ -114,9 +120,22 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     const req = this.current;
     this.ua.startClient(req, dest, {
       onResponse: (res) => void this.onResponse(req, res),
-      onTimeout: () => this.fail(new InviteFailedError(408, 'Request Timeout', undefined)),
-      onTransportError: () => this.fail(new InviteFailedError(503, 'Transport Error', undefined)),
+      onTimeout: () => this.failOver(req, new InviteFailedError(408, 'Request Timeout', undefined)),
+      onTransportError: () => this.failOver(req, new InviteFailedError(503, 'Transport Error', undefined)),
     });
+  }
+
+  /** Tries the next place, if there is one and we still want the call; else fails with `err`. */
+  private failOver(req: SipRequest, err: InviteFailedError): void {
+    if (req !== this.current) return;
+    if (this.settled || this.cancelWanted || this.destIndex + 1 >= this.dests.length) {
+      this.fail(err);
+      return;
+    }
+    this.dest = this.dests[++this.destIndex];
+    this.current = { ...req, headers: req.headers.slice() };
+    this.gotProvisional = false;
+    this.send();
   }
 
   private async onResponse(req: SipRequest, res: SipResponse): Promise<void> {
@@ -129,6 +148,10 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     }
     if (res.status < 300) {
       this.on2xx(req, res);
+      return;
+    }
+    if (res.status === 503) {
+      this.failOver(req, new InviteFailedError(res.status, res.reason, res));
       return;
     }
     if ((res.status === 401 || res.status === 407) && !this.cancelWanted && this.authAttempts < MAX_AUTH_ATTEMPTS) {

@@ -49,8 +49,8 @@ export class Registration extends EventEmitter<RegistrationEvents> {
   async register(expiresSec = this.opts.expiresSec ?? 3600): Promise<SipResponse> {
     this.refreshTimer?.cancel();
     let req = this.build(expiresSec);
-    const dest = await this.ua.resolve(req);
-    let res = await this.ua.sendRequestTo(req, dest);
+    // The registrar's places in RFC 3263 order; a challenge is answered to the one that sent it.
+    let { res, dest } = await this.ua.sendFailover(req, await this.ua.locate(req));
     for (let attempt = 0; attempt < 2 && (res.status === 401 || res.status === 407); attempt++) {
       const auth = await answerChallenge(this.opts.credentials, req, res);
       if (!auth || this.closed) break;

@@ -4,8 +4,6 @@
  * close() releases every dialog timer, transaction, socket and listener.
  */
 import { randomBytes } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
-import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { Dialog } from './dialog.ts';
@@ -24,6 +22,7 @@ import { handleInbound } from './user-agent-inbound.ts';
 import { OutgoingInvite, type InviteOptions } from './user-agent-outgoing-invite.ts';
 import { Registration, type RegisterOptions } from './user-agent-register.ts';
 import { parseSipUri } from './uri.ts';
+import { locate, systemDns, type SipDns } from './locate.ts';
 
 export interface UserAgentOptions {
   host?: string;
@@ -42,6 +41,8 @@ export interface UserAgentOptions {
   random?: () => string;
   onError?: (err: Error) => void;
   transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'maxDatagramBytes'>;
+  /** Where NAPTR, SRV and address queries go (default: the system's resolver; locate.ts). */
+  dns?: SipDns;
 }
 
 export interface UserAgentEvents {
@@ -58,6 +59,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   private readonly dialogs = new Map<string, Dialog>();
   private readonly tracked = new Set<{ close(): void }>();
   private readonly random: () => string;
+  private readonly dns: SipDns;
   private transport!: SipTransport;
   private closing: Promise<void> | undefined;
 
@@ -66,6 +68,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? (() => randomBytes(8).toString('hex'));
     this.onInvite = opts.onInvite;
+    this.dns = opts.dns ?? systemDns();
     this.config = {
       userName: opts.userName ?? 'switchboard',
       displayName: opts.displayName,
@@ -158,7 +161,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
       ],
       body: Buffer.alloc(0),
     };
-    return this.sendRequestTo(req, await this.resolve(req));
+    return this.sendRequest(req);
   }
 
   // ---- UaContext / DialogHost ----
@@ -194,16 +197,21 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     else req.headers.unshift({ name: 'via', value: via });
   }
 
-  async resolve(req: SipRequest): Promise<Destination> {
+  async locate(req: SipRequest): Promise<Destination[]> {
     const route = header(req, 'route');
     const text = (route === undefined ? undefined : parseNameAddr(route)?.uri) ?? req.uri;
+    return this.locateUri(text);
+  }
+
+  /** The places for a SIP URI, in RFC 3263 order (locate.ts). */
+  async locateUri(text: string): Promise<Destination[]> {
     const uri = parseSipUri(text);
     if (!uri) throw new Error(`cannot route to ${text}`);
-    const param = uri.params.get('transport')?.toLowerCase();
-    const transport: TransportKind = uri.scheme === 'sips' ? 'tls' : param === 'tcp' ? 'tcp' : param === 'tls' ? 'tls' : 'udp';
-    const host = uri.host.replace(/^\[|\]$/g, '');
-    const address = net.isIP(host) ? host : (await lookup(host, { family: 4 })).address;
-    return { transport, address, port: uri.port ?? (transport === 'tls' ? 5061 : 5060) };
+    return locate(uri, this.dns);
+  }
+
+  async resolve(req: SipRequest): Promise<Destination> {
+    return (await this.locate(req))[0]!;
   }
 
   startClient(req: SipRequest, dest: Destination, handlers: ClientTxHandlers): void {
@@ -212,30 +220,47 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   }
 
   sendRequestTo(req: SipRequest, dest: Destination, onProvisional?: (res: SipResponse) => void): Promise<SipResponse> {
-    return new Promise<SipResponse>((resolve) => {
+    // §8.1.3.1: a timeout reads as 408 and a transport failure as 503.
+    return this.exchange(req, dest, onProvisional).then((r) => (typeof r === 'number' ? buildResponse(req, r) : r));
+  }
+
+  async sendFailover(req: SipRequest, dests: readonly Destination[], onProvisional?: (res: SipResponse) => void): Promise<{ res: SipResponse; dest: Destination }> {
+    if (dests.length === 0) throw new Error('no destination to send to');
+    let sending = req;
+    for (let i = 0; ; i++) {
+      const dest = dests[i]!;
+      const r = await this.exchange(sending, dest, onProvisional);
+      const answered = typeof r !== 'number';
+      if (i === dests.length - 1 || (answered && r.status !== 503)) return { res: answered ? r : buildResponse(sending, r), dest };
+      // §4.3: the next place gets the same request in a new transaction (a new Via branch).
+      sending = { ...sending, headers: sending.headers.slice() };
+    }
+  }
+
+  /** One client transaction: the final response, or 408 / 503 when none came (timeout / transport). */
+  private exchange(req: SipRequest, dest: Destination, onProvisional?: (res: SipResponse) => void): Promise<SipResponse | 408 | 503> {
+    return new Promise((resolve) => {
       this.addVia(req, dest.transport);
-      // §8.1.3.1: a timeout reads as 408 and a transport failure as 503.
-      const synth = (status: number) => resolve(buildResponse(req, status));
       try {
         this.layer.sendRequest(req, dest, {
           onResponse: (res) => (res.status < 200 ? onProvisional?.(res) : resolve(res)),
-          onTimeout: () => synth(408),
-          onTransportError: () => synth(503),
+          onTimeout: () => resolve(408),
+          onTransportError: () => resolve(503),
         });
       } catch {
-        synth(503);
+        resolve(503);
       }
     });
   }
 
   async sendRequest(req: SipRequest): Promise<SipResponse> {
-    let dest: Destination;
+    let dests: Destination[];
     try {
-      dest = await this.resolve(req);
+      dests = await this.locate(req);
     } catch {
       return buildResponse(req, 503);
     }
-    return this.sendRequestTo(req, dest);
+    return (await this.sendFailover(req, dests)).res;
   }
 
   sendAck(ack: SipRequest): void {

@@ -1,13 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { userOf } from '../../../src/call/numbers.ts';
 import { carrierAuth, TestPhone } from '../../support/test-phone.ts';
+import { dnsAt } from '../../../src/sip/locate.ts';
+import { DnsStandIn } from '../../support/dns-stand-in.ts';
 import { harness, until, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 let carrier: TestPhone | undefined;
+let dns: DnsStandIn | undefined;
 afterEach(async () => {
   await carrier?.close();
   carrier = undefined;
+  await dns?.close();
+  dns = undefined;
   await h?.close();
   h = undefined;
 });
@@ -97,6 +102,25 @@ describe('outbound calls', () => {
     carrier!.challengeCredentials = { username: 'trunkuser', password: 'something-else' };
     const res = await place(assistant, trunk.phoneNumberId);
     expect((await finalStatus(res.body.id)).status).toBe('failed');
+  });
+
+  it('a trunk named by its domain is reached through its SRV records (RFC 3263)', async () => {
+    carrier = await TestPhone.create({ userName: 'carrier' });
+    dns = await DnsStandIn.start({
+      srv: { '_sip._udp.carrier.test': [{ priority: 10, weight: 1, port: carrier.port, target: 'edge.carrier.test' }] },
+      a: { 'edge.carrier.test': ['127.0.0.1'] },
+    });
+    h = await harness({ dns: dnsAt([dns.server]) });
+    const trunk = await h.trunk();
+    trunk.live.spec.address = 'carrier.test';
+    const assistant = await h.assistant(null, { ringing_time: 5 }, 'outbound');
+    const res = await place(assistant, trunk.phoneNumberId);
+    await until(() => carrier!.answered.length === 1, 3000, 'answer');
+    expect(carrier!.incoming[0]!.request.uri).toMatch(/@carrier\.test$/);
+    expect(dns.queries.map((q) => `${q.type} ${q.name}`)).toContain('SRV _sip._udp.carrier.test');
+    await until(async () => (await h!.req('GET', `/user/calls/${res.body.id}`)).body.status === 'in-progress', 3000, 'in-progress');
+    await carrier!.answered[0]!.hangup();
+    expect(await finalStatus(res.body.id)).toMatchObject({ status: 'completed', end_cause: 'remote-hangup' });
   });
 
   it('validates the request like the other routes', async () => {

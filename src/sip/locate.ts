@@ -1,0 +1,172 @@
+/**
+ * Locating SIP servers (RFC 3263 §4): from a URI to the ordered list of places a request may go,
+ * each a transport, an address and a port. The client tries them in order, moving on after a
+ * transport error, a timeout or a 503 (§4.3; user-agent.ts and the outgoing INVITE do that).
+ *
+ * - A numeric host (or `maddr`) is the one place, at the URI's port or the transport's default.
+ * - A name with a port: its addresses at that port (no SRV, §4.2).
+ * - A name with a `transport` parameter and no port: SRV for that transport, else its addresses.
+ * - A bare name: NAPTR (RFC 3403) picks the transport and the SRV name among the services we
+ *   speak (SIP+D2U, SIP+D2T, SIPS+D2T; only SIPS+D2T for a `sips:` URI), by order then preference;
+ *   with no usable NAPTR, SRV for `_sip._udp`, then `_sip._tcp` (`_sips._tcp` for `sips:`); with
+ *   no SRV either, its addresses at the default port over UDP (TLS for `sips:`).
+ * - SRV targets are ordered by priority, then by weighted random choice within a priority
+ *   (RFC 2782). A lone target of "." says the service is not offered there.
+ *
+ * DNS sits behind SipDns: the system's resolver by default (addresses through getaddrinfo, so
+ * /etc/hosts holds as before), or given servers (`dnsAt`). A failed NAPTR or SRV query reads as
+ * "none", so a resolver that knows only addresses behaves as before RFC 3263. Addresses are IPv4,
+ * as the transport binds IPv4; a numeric IPv6 host passes through as written.
+ */
+import { lookup, Resolver } from 'node:dns/promises';
+import net from 'node:net';
+import type { Destination, TransportKind } from './transaction-types.ts';
+import type { SipUri } from './uri.ts';
+
+export interface SrvRecord {
+  priority: number;
+  weight: number;
+  port: number;
+  name: string;
+}
+
+export interface NaptrRecord {
+  order: number;
+  preference: number;
+  flags: string;
+  service: string;
+  replacement: string;
+}
+
+export interface SipDns {
+  naptr(name: string): Promise<NaptrRecord[]>;
+  srv(name: string): Promise<SrvRecord[]>;
+  /** IPv4 addresses of a name. */
+  addresses(name: string): Promise<string[]>;
+}
+
+/** At most this many places from one lookup: enough for any real failover set. */
+const MAX_DESTINATIONS = 16;
+const QUERY_TIMEOUT_MS = 2000;
+
+/** The system's resolver: NAPTR and SRV over DNS, addresses through getaddrinfo (/etc/hosts). */
+export function systemDns(): SipDns {
+  const resolver = new Resolver({ timeout: QUERY_TIMEOUT_MS, tries: 2 });
+  return {
+    naptr: (name) => resolver.resolveNaptr(name),
+    srv: (name) => resolver.resolveSrv(name),
+    addresses: async (name) => (await lookup(name, { family: 4, all: true })).map((a) => a.address),
+  };
+}
+
+/** Every query to the given DNS servers (`host` or `host:port`), addresses too. */
+export function dnsAt(servers: string[]): SipDns {
+  const resolver = new Resolver({ timeout: QUERY_TIMEOUT_MS, tries: 2 });
+  resolver.setServers(servers);
+  return {
+    naptr: (name) => resolver.resolveNaptr(name),
+    srv: (name) => resolver.resolveSrv(name),
+    addresses: (name) => resolver.resolve4(name),
+  };
+}
+
+const DEFAULT_PORT: Record<TransportKind, number> = { udp: 5060, tcp: 5060, tls: 5061 };
+
+/** The NAPTR services we can use, by URI scheme (RFC 3263 §4.1). */
+const SERVICES: Record<'sip' | 'sips', Record<string, TransportKind>> = {
+  sip: { 'SIP+D2U': 'udp', 'SIP+D2T': 'tcp', 'SIPS+D2T': 'tls' },
+  sips: { 'SIPS+D2T': 'tls' },
+};
+
+function srvName(scheme: 'sip' | 'sips', transport: TransportKind): string {
+  return transport === 'udp' ? '_sip._udp' : transport === 'tcp' ? `_${scheme}._tcp` : '_sips._tcp';
+}
+
+/** The transport a URI names, if it names one: its `transport` param, or TLS for `sips:`. */
+function namedTransport(uri: SipUri): TransportKind | undefined {
+  const param = uri.params.get('transport')?.toLowerCase();
+  if (param === 'udp' || param === 'tcp' || param === 'tls') return uri.scheme === 'sips' && param !== 'tls' ? 'tls' : param;
+  return uri.scheme === 'sips' ? 'tls' : undefined;
+}
+
+/** The places a request for `uri` may go, in the order to try them; throws when there are none. */
+export async function locate(uri: SipUri, dns: SipDns, random: () => number = Math.random): Promise<Destination[]> {
+  const host = (uri.params.get('maddr') ?? uri.host).replace(/^\[|\]$/g, '');
+  const named = namedTransport(uri);
+  if (net.isIP(host)) {
+    const transport = named ?? 'udp';
+    return [{ transport, address: host, port: uri.port ?? DEFAULT_PORT[transport] }];
+  }
+  const found = uri.port !== undefined ? undefined : await viaSrv(uri.scheme, host, named, dns, random);
+  const out = found ?? [];
+  if (found === undefined) {
+    // No SRV at all (§4.2): the name's own addresses.
+    const transport = named ?? 'udp';
+    for (const address of await dns.addresses(host).catch(() => [])) {
+      out.push({ transport, address, port: uri.port ?? DEFAULT_PORT[transport] });
+    }
+  }
+  if (out.length === 0) throw new Error(`no SIP server found for ${host}`);
+  return out.slice(0, MAX_DESTINATIONS);
+}
+
+/**
+ * Places found through NAPTR and SRV, or undefined when the domain publishes no SRV for SIP
+ * (then its addresses are used). An empty list means it says there is no service ("." target),
+ * or that none of its SRV targets has an address.
+ */
+async function viaSrv(
+  scheme: 'sip' | 'sips',
+  host: string,
+  named: TransportKind | undefined,
+  dns: SipDns,
+  random: () => number,
+): Promise<Destination[] | undefined> {
+  const candidates: { transport: TransportKind; name: string }[] = [];
+  if (named) {
+    candidates.push({ transport: named, name: `${srvName(scheme, named)}.${host}` });
+  } else {
+    const usable = (await dns.naptr(host).catch(() => []))
+      .filter((n) => n.flags.toLowerCase() === 's' && SERVICES[scheme][n.service.toUpperCase()] !== undefined)
+      .sort((a, b) => a.order - b.order || a.preference - b.preference);
+    for (const n of usable) candidates.push({ transport: SERVICES[scheme][n.service.toUpperCase()]!, name: n.replacement });
+    if (candidates.length === 0) {
+      for (const t of scheme === 'sips' ? (['tls'] as const) : (['udp', 'tcp'] as const)) {
+        candidates.push({ transport: t, name: `${srvName(scheme, t)}.${host}` });
+      }
+    }
+  }
+  for (const c of candidates) {
+    const records = await dns.srv(c.name).catch(() => []);
+    if (records.length === 0) continue;
+    if (records.length === 1 && (records[0]!.name === '' || records[0]!.name === '.')) return [];
+    const out: Destination[] = [];
+    for (const r of orderSrv(records, random)) {
+      for (const address of await dns.addresses(r.name).catch(() => [])) out.push({ transport: c.transport, address, port: r.port });
+      if (out.length >= MAX_DESTINATIONS) break;
+    }
+    return out;
+  }
+  return undefined;
+}
+
+/**
+ * RFC 2782's order: ascending priority; within one priority, repeatedly a weighted random pick
+ * among those left (weight-0 records first in the running sum, so they are chosen only rarely).
+ */
+export function orderSrv(records: readonly SrvRecord[], random: () => number = Math.random): SrvRecord[] {
+  const out: SrvRecord[] = [];
+  const priorities = [...new Set(records.map((r) => r.priority))].sort((a, b) => a - b);
+  for (const p of priorities) {
+    const left = records.filter((r) => r.priority === p).sort((a, b) => (a.weight === 0 ? 0 : 1) - (b.weight === 0 ? 0 : 1));
+    while (left.length > 0) {
+      const total = left.reduce((s, r) => s + r.weight, 0);
+      const pick = random() * total;
+      let sum = 0;
+      let i = left.findIndex((r) => (sum += r.weight) >= pick);
+      if (i < 0) i = left.length - 1;
+      out.push(left.splice(i, 1)[0]!);
+    }
+  }
+  return out;
+}

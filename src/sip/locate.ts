@@ -7,7 +7,7 @@
  * - A name with a port: its addresses at that port (no SRV, §4.2).
  * - A name with a `transport` parameter and no port: SRV for that transport, else its addresses.
  * - A bare name: NAPTR (RFC 3403) picks the transport and the SRV name among the services we
- *   speak (SIP+D2U, SIP+D2T, SIPS+D2T; only SIPS+D2T for a `sips:` URI), by order then preference;
+ *   speak (SIP+D2U, SIP+D2T; only SIPS+D2T for a `sips:` URI), by order then preference;
  *   with no usable NAPTR, SRV for `_sip._udp`, then `_sip._tcp` (`_sips._tcp` for `sips:`); with
  *   no SRV either, its addresses at the default port over UDP (TLS for `sips:`).
  * - SRV targets are ordered by priority, then by weighted random choice within a priority
@@ -16,10 +16,13 @@
  * DNS sits behind SipDns: the system's resolver by default (addresses through getaddrinfo, so
  * /etc/hosts holds as before), or given servers (`dnsAt`). A failed NAPTR or SRV query reads as
  * "none", so a resolver that knows only addresses behaves as before RFC 3263. Addresses are IPv4,
- * as the transport binds IPv4; a numeric IPv6 host passes through as written.
+ * as the transport binds IPv4; a numeric IPv6 host passes through as written. `cachedDns` keeps
+ * answers a while (the system resolver is wrapped in it), so a campaign's calls to one carrier
+ * do not ask the same three questions for every INVITE; the SRV order is still drawn per request.
  */
 import { lookup, Resolver } from 'node:dns/promises';
 import net from 'node:net';
+import { systemClock, type Clock } from '../util/clock.ts';
 import type { Destination, TransportKind } from './transaction-types.ts';
 import type { SipUri } from './uri.ts';
 
@@ -49,13 +52,53 @@ export interface SipDns {
 const MAX_DESTINATIONS = 16;
 const QUERY_TIMEOUT_MS = 2000;
 
-/** The system's resolver: NAPTR and SRV over DNS, addresses through getaddrinfo (/etc/hosts). */
+/** The system's resolver: NAPTR and SRV over DNS, addresses through getaddrinfo (/etc/hosts); cached. */
 export function systemDns(): SipDns {
   const resolver = new Resolver({ timeout: QUERY_TIMEOUT_MS, tries: 2 });
-  return {
+  return cachedDns({
     naptr: (name) => resolver.resolveNaptr(name),
     srv: (name) => resolver.resolveSrv(name),
     addresses: async (name) => (await lookup(name, { family: 4, all: true })).map((a) => a.address),
+  });
+}
+
+export interface DnsCacheOptions {
+  clock?: Clock;
+  /** How long an answer is reused (default 60 s; Node's resolver does not give SRV TTLs). */
+  ttlMs?: number;
+  /** How long a failed or empty answer is reused (default 5 s). */
+  negativeTtlMs?: number;
+  /** Names kept at most (default 1000); the oldest go first. */
+  maxEntries?: number;
+}
+
+/** `dns` with each answer (and each failure, for less long) reused for a while; concurrent asks share one query. */
+export function cachedDns(dns: SipDns, o: DnsCacheOptions = {}): SipDns {
+  const clock = o.clock ?? systemClock;
+  const ttl = o.ttlMs ?? 60_000;
+  const negativeTtl = o.negativeTtlMs ?? 5_000;
+  const max = o.maxEntries ?? 1000;
+  const entries = new Map<string, { until: number; answer: Promise<unknown> }>();
+  const ask = <T>(kind: keyof SipDns, name: string, query: () => Promise<T[]>): Promise<T[]> => {
+    const key = `${kind} ${name.toLowerCase()}`;
+    const now = clock.monotonic();
+    const hit = entries.get(key);
+    if (hit && hit.until > now) return hit.answer as Promise<T[]>;
+    entries.delete(key);
+    const answer = query();
+    const entry = { until: Number.POSITIVE_INFINITY, answer };
+    entries.set(key, entry);
+    while (entries.size > max) entries.delete(entries.keys().next().value!);
+    answer.then(
+      (records) => (entry.until = clock.monotonic() + (records.length > 0 ? ttl : negativeTtl)),
+      () => (entry.until = clock.monotonic() + negativeTtl),
+    );
+    return answer;
+  };
+  return {
+    naptr: (name) => ask('naptr', name, () => dns.naptr(name)),
+    srv: (name) => ask('srv', name, () => dns.srv(name)),
+    addresses: (name) => ask('addresses', name, () => dns.addresses(name)),
   };
 }
 
@@ -72,9 +115,13 @@ export function dnsAt(servers: string[]): SipDns {
 
 const DEFAULT_PORT: Record<TransportKind, number> = { udp: 5060, tcp: 5060, tls: 5061 };
 
-/** The NAPTR services we can use, by URI scheme (RFC 3263 §4.1). */
+/**
+ * The NAPTR services we can use, by URI scheme (RFC 3263 §4.1). The transport has no TLS, so a
+ * `sip:` URI passes SIPS+D2T over for the services it can reach; a `sips:` URI needs TLS, and its
+ * requests fail with a transport error.
+ */
 const SERVICES: Record<'sip' | 'sips', Record<string, TransportKind>> = {
-  sip: { 'SIP+D2U': 'udp', 'SIP+D2T': 'tcp', 'SIPS+D2T': 'tls' },
+  sip: { 'SIP+D2U': 'udp', 'SIP+D2T': 'tcp' },
   sips: { 'SIPS+D2T': 'tls' },
 };
 

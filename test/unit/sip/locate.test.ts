@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { locate, orderSrv, type NaptrRecord, type SipDns, type SrvRecord } from '../../../src/sip/locate.ts';
+import { cachedDns, locate, orderSrv, type NaptrRecord, type SipDns, type SrvRecord } from '../../../src/sip/locate.ts';
+import { ManualClock } from '../../../src/util/clock.ts';
 import { parseSipUri } from '../../../src/sip/uri.ts';
 
 /** An in-memory DNS that records each question. */
@@ -61,6 +62,7 @@ describe('RFC 3263 server location', () => {
           naptr(10, 50, 'SIP+D2U', '_sip._udp.example.com'),
           naptr(10, 20, 'SIP+D2T', '_sip._tcp.example.com'),
           naptr(5, 10, 'SIP+D2S', '_sip._sctp.example.com'), // SCTP: not ours, skipped
+          naptr(2, 10, 'SIPS+D2T', '_sips._tcp.example.com'), // TLS: not ours either
           naptr(1, 10, 'SIP+D2T', 'ignored.example.com', 'a'), // not an SRV flag, skipped
         ],
       },
@@ -68,6 +70,7 @@ describe('RFC 3263 server location', () => {
         '_sip._udp.example.com': [srv(0, 0, 5060, 'u.example.com')],
         '_sip._tcp.example.com': [srv(0, 0, 5062, 't.example.com')],
         '_sip._sctp.example.com': [srv(0, 0, 5063, 's.example.com')],
+        '_sips._tcp.example.com': [srv(0, 0, 5061, 's.example.com')],
       },
       a: { 'u.example.com': ['192.0.2.20'], 't.example.com': ['192.0.2.21'], 's.example.com': ['192.0.2.22'] },
     });
@@ -149,5 +152,31 @@ describe('RFC 2782 SRV order', () => {
     for (let i = 0; i < 4000; i++) if (orderSrv(records, random)[0]!.name === 'heavy') heavy++;
     expect(heavy / 4000).toBeGreaterThan(0.72);
     expect(heavy / 4000).toBeLessThan(0.78);
+  });
+});
+
+describe('the DNS cache', () => {
+  it('reuses answers for their time, failures for less, and shares a query in flight', async () => {
+    const clock = new ManualClock();
+    const { dns, asked } = fakeDns({ srv: { '_sip._udp.example.com': [srv(1, 1, 5060, 'a.example.com')] }, a: { 'a.example.com': ['192.0.2.1'] } });
+    const cached = cachedDns(dns, { clock, ttlMs: 60_000, negativeTtlMs: 5_000 });
+    await Promise.all([locate(uri('sip:x@example.com'), cached), locate(uri('sip:y@EXAMPLE.com'), cached)]);
+    expect(asked).toEqual(['NAPTR example.com', 'SRV _sip._udp.example.com', 'A a.example.com']);
+    // The NAPTR failure is asked again after 5 s; the answers only after 60.
+    clock.advance(6_000);
+    await locate(uri('sip:x@example.com'), cached);
+    expect(asked.slice(3)).toEqual(['NAPTR example.com']);
+    clock.advance(60_000);
+    await locate(uri('sip:x@example.com'), cached);
+    expect(asked.slice(4)).toEqual(['NAPTR example.com', 'SRV _sip._udp.example.com', 'A a.example.com']);
+  });
+
+  it('keeps at most maxEntries names', async () => {
+    const { dns, asked } = fakeDns({ a: { 'a.test': ['192.0.2.1'], 'b.test': ['192.0.2.2'] } });
+    const cached = cachedDns(dns, { maxEntries: 1 });
+    await cached.addresses('a.test');
+    await cached.addresses('b.test');
+    await cached.addresses('a.test');
+    expect(asked).toEqual(['A a.test', 'A b.test', 'A a.test']);
   });
 });

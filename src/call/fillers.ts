@@ -13,6 +13,8 @@
  *   neutral   anything else.
  */
 
+import { supportedLanguage } from './spoken-lines.ts';
+
 export type FillerCategory = 'question' | 'negative' | 'positive' | 'neutral';
 export type FillerConfig = Partial<Record<FillerCategory, readonly string[]>>;
 
@@ -75,8 +77,7 @@ export const DEFAULT_FILLERS: Record<string, Record<FillerCategory, readonly str
 
 /** "en-US", "EN", "de_DE" → "en"/"de"; unknown languages fall back to English. */
 export function fillerLanguage(language: string | undefined): string {
-  const base = (language ?? 'en').toLowerCase().split(/[-_]/)[0] ?? 'en';
-  return base in DEFAULT_FILLERS ? base : 'en';
+  return supportedLanguage(language, DEFAULT_FILLERS);
 }
 
 function wordsOf(text: string): string[] {

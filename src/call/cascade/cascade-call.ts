@@ -22,7 +22,8 @@ import type { CascadeDeps } from './deps.ts';
 import { listen } from './listener.ts';
 import { SttReader } from './stt-reader.ts';
 import { agentSource, voiceTools } from './agent-source.ts';
-import { cascadeSettings, DEFAULT_APOLOGY, DEFAULT_GOODBYE, DEFAULT_REENGAGEMENT_PHRASE, type CascadeAssistant, type CascadeSettings } from './options.ts';
+import { cascadeSettings, type CascadeAssistant, type CascadeSettings } from './options.ts';
+import { spokenLine } from '../spoken-lines.ts';
 import { Speaker } from './speaker.ts';
 import { SpokenTurn, type TurnSource, type TurnVoice } from './spoken-turn.ts';
 import type { TimelineEvent } from './timeline.ts';
@@ -332,12 +333,12 @@ export class CascadeCall {
       if (a.type === 'reengage') {
         if (this.turn || this.callerSpeaking) continue;
         this.emit({ type: 'reengagement', atMs: a.atMs, count: a.count });
-        this.startTurn('reengagement', a.prompt ? this.agentSource(a.prompt) : { kind: 'fixed', text: DEFAULT_REENGAGEMENT_PHRASE });
+        this.startTurn('reengagement', a.prompt ? this.agentSource(a.prompt) : { kind: 'fixed', text: spokenLine('reengagement', this.deps.language) });
       } else if (a.type === 'end-call') {
         void this.hangUp('initial-silence', 'local-hangup');
       } else if (a.type === 'say-goodbye') {
         this.cutTurn();
-        this.startTurn('goodbye', { kind: 'fixed', text: DEFAULT_GOODBYE });
+        this.startTurn('goodbye', { kind: 'fixed', text: spokenLine('goodbye', this.deps.language) });
       } else if (a.type === 'hang-up') {
         void this.hangUp('max-duration', 'max-duration');
       }
@@ -396,12 +397,16 @@ export class CascadeCall {
     if (!turn.aborted && turn.segments.every((s) => s.frames === 0)) this.finishTurn(turn, this.now(), false, 0);
   }
 
-  /** After a retry failed: an apology in the same voice, or the offline voice when TTS broke. */
+  /**
+   * After a retry failed: an apology in the same voice, in the assistant's language; or in the
+   * offline voice when TTS broke, in English (the only language its voices speak).
+   */
   private recover(turn: SpokenTurn): void {
-    const voice = turn.failed === 'tts' ? this.deps.fallbackVoice : this.deps.voice;
+    const offline = turn.failed === 'tts';
+    const voice = offline ? this.deps.fallbackVoice : this.deps.voice;
     if (turn.kind === 'goodbye') this.onRules(this.rules.goodbyeFinished(this.now()));
     else if (turn.kind === 'apology' || !voice) void this.hangUp('provider-failure', 'error');
-    else this.startTurn('apology', { kind: 'fixed', text: DEFAULT_APOLOGY }, voice);
+    else this.startTurn('apology', { kind: 'fixed', text: spokenLine('apology', offline ? 'en' : this.deps.language) }, voice);
   }
 
   private onAudioStart(turnId: number, atMs: number): void {

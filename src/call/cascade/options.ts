@@ -16,11 +16,6 @@ export interface CascadeAssistant extends AgentAssistant {
   config: Partial<AssistantConfig> & AgentAssistant['config'];
 }
 
-export const DEFAULT_REENGAGEMENT_PHRASE = 'Are you still there?';
-export const DEFAULT_GOODBYE =
-  "I'm sorry, we've reached the time limit for this call. Thank you for calling, goodbye.";
-export const DEFAULT_APOLOGY = "I'm sorry, I'm having some trouble right now. Could you say that again?";
-
 export interface CascadeSettings {
   initialMessage: string;
   waitForCustomer: boolean;

@@ -27,6 +27,8 @@ export interface RealtimeDeps {
   voice?: TtsVoice;
   /** Speaks the apology when the model is gone (the offline Flite voice). */
   fallbackVoice?: TtsVoice;
+  /** BCP 47 tag of the assistant's language, for the engine's own lines (spoken-lines.ts). */
+  language?: string;
   /** Text agent for chat_llm_fallback_id (tool-heavy turns). */
   fallbackAgent?: FallbackAgent;
   /** Voice built-ins handed to the fallback agent (it builds custom/KB tools itself). */

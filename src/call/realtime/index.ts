@@ -44,6 +44,8 @@ export interface RealtimeEngineDeps {
   voice?: TtsVoice;
   /** The offline voice for the apology when the model cannot be reached. */
   fallbackVoice?: TtsVoice;
+  /** BCP 47 tag of the assistant's language, for the engine's own lines (default English). */
+  language?: string;
   tools?: ToolSources;
   /** Text agent for chat_llm_fallback_id; also the one that runs its tools. */
   fallbackAgent?: FallbackAgent;
@@ -105,6 +107,7 @@ export async function runRealtime(
       tools,
       ...(deps.voice ? { voice: deps.voice } : {}),
       ...(deps.fallbackVoice ? { fallbackVoice: deps.fallbackVoice } : {}),
+      ...(deps.language ? { language: deps.language } : {}),
       ...(deps.fallbackAgent ? { fallbackAgent: deps.fallbackAgent, fallbackExtraTools: extraTools } : {}),
       ...(deps.connectAttempts !== undefined ? { connectAttempts: deps.connectAttempts } : {}),
       ...(deps.work ? { work: deps.work } : {}),
@@ -181,6 +184,7 @@ export async function startRealtimeEngine(
     apiKey: ctx.realtime.apiKey,
     ...(ctx.realtime.baseUrl ? { baseUrl: ctx.realtime.baseUrl } : {}),
     logger: ctx.logger,
+    language,
     inputTranscription: { ...DEFAULT_INPUT_TRANSCRIPTION, language: language.split('-')[0]! },
     tools: { ...(ctx.agentDeps ? { agentDeps: ctx.agentDeps } : {}), ...(voiceTools ? { extraTools: voiceTools } : {}) },
     fallbackAgent: ctx.agent,

@@ -34,10 +34,8 @@ import { RulesClock } from './rules-clock.ts';
 import { ToolTurns } from './tool-turns.ts';
 import { ModelLink } from './model-link.ts';
 import { Player } from './player.ts';
-import {
-  DEFAULT_GOODBYE, DEFAULT_REENGAGEMENT_PHRASE, MODEL_LOST_APOLOGY, reengagementInstructions, STILL_WORKING_LINE,
-  verbatimInstructions, type RealtimeAssistant, type RealtimeSettings,
-} from './settings.ts';
+import { reengagementInstructions, verbatimInstructions, type RealtimeAssistant, type RealtimeSettings } from './settings.ts';
+import { spokenLine } from '../spoken-lines.ts';
 import { modelTrouble, newCounters, type RealtimeCallCounters, type RealtimeTimelineEvent } from './timeline.ts';
 import { TtsUtterance, type TtsVoice } from './tts-utterance.ts';
 
@@ -222,7 +220,9 @@ export class RealtimeCall {
     const voice = this.deps.voice ?? this.deps.fallbackVoice;
     if (!voice || this.ctl.signal.aborted) return void this.hangUp('model-failure', 'error');
     this.cutAll(false);
-    this.speakTts('apology', MODEL_LOST_APOLOGY, this.deps.fallbackVoice ?? voice);
+    // The offline voice speaks English only; the assistant's own voice its language.
+    const language = this.deps.fallbackVoice ? 'en' : this.deps.language;
+    this.speakTts('apology', spokenLine('model-lost', language), this.deps.fallbackVoice ?? voice);
     this.apologyDeadline = this.deps.clock.setTimeout(() => void this.hangUp('model-failure', 'error'), SPOKEN_HANGUP_GRACE_MS);
   }
 
@@ -469,14 +469,14 @@ export class RealtimeCall {
         // A slow tool is not the caller's silence: say we are on it instead of "are you there?".
         const covering = this.tools.running > 0 ? 'tool' : 'silence';
         this.emit({ type: 'reengagement', atMs: a.atMs, count: a.count, covering });
-        if (covering === 'tool') this.speakLine('reply', STILL_WORKING_LINE);
+        if (covering === 'tool') this.speakLine('reply', spokenLine('still-working', this.deps.language));
         else if (a.prompt) this.link.requestResponse('reengagement', reengagementInstructions(a.prompt));
-        else this.speakLine('reengagement', DEFAULT_REENGAGEMENT_PHRASE);
+        else this.speakLine('reengagement', spokenLine('reengagement', this.deps.language));
       } else if (a.type === 'end-call') {
         void this.hangUp('initial-silence', 'local-hangup');
       } else if (a.type === 'say-goodbye') {
         this.cutAll(false);
-        this.speakLine('goodbye', DEFAULT_GOODBYE);
+        this.speakLine('goodbye', spokenLine('goodbye', this.deps.language));
       } else if (a.type === 'hang-up') {
         void this.hangUp('max-duration', 'max-duration');
       }

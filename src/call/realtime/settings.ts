@@ -20,15 +20,6 @@ export interface RealtimeAssistant extends AgentAssistant {
 
 export type RealtimeMode = 'multimodal' | 'dualplex';
 
-// Same words as the pipeline (src/call/cascade/options.ts); kept here until the shared session
-// code is extracted from cascade/ (see the module README note in index.ts).
-export const DEFAULT_REENGAGEMENT_PHRASE = 'Are you still there?';
-export const DEFAULT_GOODBYE = "I'm sorry, we've reached the time limit for this call. Thank you for calling, goodbye.";
-/** Spoken by our own TTS when the model is gone for good: the call cannot go on. */
-export const MODEL_LOST_APOLOGY = "I'm sorry, I'm having technical trouble and have to end this call. Please call back later. Goodbye.";
-/** Covers a slow tool once the silence reaches the re-engagement limit. */
-export const STILL_WORKING_LINE = 'One moment please, I am still looking into that.';
-
 export interface RealtimeSettings {
   mode: RealtimeMode;
   initialMessage: string;

@@ -3,10 +3,12 @@
  * or a graceful end — never silence.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_APOLOGY } from '../../../src/call/cascade/options.ts';
+import { spokenLine } from '../../../src/call/spoken-lines.ts';
 import { ToneTtsProvider } from '../../../src/replay/stand-ins.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
 import { runCall, say } from './harness.ts';
+
+const DEFAULT_APOLOGY = spokenLine('apology', 'en-US');
 
 const script = { items: [say('utt-opening-hours', 4000)], hangUpAtMs: 25_000 };
 
@@ -34,6 +36,19 @@ describe('cascade: provider errors', () => {
     expect(tts.spoken.join(' ')).toContain(DEFAULT_APOLOGY);
     expect(result.transcript.some((e) => e.kind === 'apology')).toBe(true);
     expect(result.endedBy).toBe('caller-hangup');
+  });
+
+  it('apologises in the assistant’s language, but in English in the offline voice', async () => {
+    const llmDown = await runCall({ llm: (l) => l.queue.push({ error: 'down' }, { error: 'down' }), script, deps: { language: 'es-ES' } });
+    expect(llmDown.tts.spoken.join(' ')).toContain('Lo siento, estoy teniendo algunos problemas.');
+    const fallback = new ToneTtsProvider(new ManualClock());
+    await runCall({
+      config: { wait_for_customer: true },
+      tts: { failures: 2 },
+      deps: { language: 'es-ES', fallbackVoice: { provider: fallback, voice: 'slt' } },
+      script,
+    });
+    expect(fallback.spoken.join(' ')).toBe(DEFAULT_APOLOGY);
   });
 
   it('apologises in the fallback voice when TTS fails twice', async () => {

@@ -2,8 +2,11 @@
  * Call rules on the call clock: re-engagement, initial silence, max duration, the end_call tool.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GOODBYE, DEFAULT_REENGAGEMENT_PHRASE } from '../../../src/call/cascade/options.ts';
+import { spokenLine } from '../../../src/call/spoken-lines.ts';
 import { runCall, say } from './harness.ts';
+
+const DEFAULT_GOODBYE = spokenLine('goodbye', 'en-US');
+const DEFAULT_REENGAGEMENT_PHRASE = spokenLine('reengagement', 'en-US');
 
 describe('cascade: silence', () => {
   it('re-engages at max_silence_duration, then every reengagement_interval', async () => {
@@ -54,6 +57,25 @@ describe('cascade: silence', () => {
     expect(media.closedAtMs).toBe(6000);
     expect(media.closedCause).toBe('local-hangup');
     expect(result.endedBy).toBe('initial-silence');
+  });
+});
+
+describe('cascade: the engine’s own lines follow the assistant’s language', () => {
+  it('a German assistant re-engages and says goodbye in German', async () => {
+    const { tts } = await runCall({
+      config: { max_silence_duration: 5, max_duration: 12 },
+      script: { items: [], hangUpAtMs: 40_000 },
+      deps: { language: 'de-DE' },
+    });
+    expect(tts.spoken).toContain('Sind Sie noch da?');
+    expect(tts.spoken.join(' ')).toContain('Es tut mir leid, die maximale Dauer dieses Anrufs ist erreicht.');
+    expect(tts.spoken.join(' ')).not.toContain(DEFAULT_GOODBYE.slice(0, 20));
+  });
+
+  it('a language without lines of its own falls back to English', () => {
+    expect(spokenLine('goodbye', 'ja-JP')).toBe(DEFAULT_GOODBYE);
+    expect(spokenLine('reengagement', 'es')).toBe('¿Sigue ahí?');
+    expect(spokenLine('apology', 'FR_ca')).toMatch(/^Je suis désolé/);
   });
 });
 

@@ -65,6 +65,20 @@ describe.each(['multimodal', 'dualplex'] as const)('%s call rules', (mode) => {
     if (mode === 'multimodal') expect(run.standIn.connections[0]!.responses[0]!.instructions).toContain('time limit');
   });
 
+  it('says the goodbye in the assistant’s language', async () => {
+    const abschied = 'Es tut mir leid, die maximale Dauer dieses Anrufs ist erreicht. Vielen Dank für Ihren Anruf, auf Wiederhören.';
+    const run = await runRealtimeCall({
+      mode,
+      config: { wait_for_customer: true, max_duration: 10, max_silence_duration: 360 },
+      script: { items: [] },
+      standIn: { script: [{ say: abschied }] },
+      deps: { language: 'de-DE' },
+    });
+    expect(run.result.transcript.find((e) => e.kind === 'goodbye')!.text).toBe(abschied);
+    if (mode === 'multimodal') expect(run.standIn.connections[0]!.responses[0]!.instructions).toContain('maximale Dauer');
+    expect(run.result.endedBy).toBe('max-duration');
+  });
+
   it('covers a slow tool with a short line instead of dead air or "are you still there?"', async () => {
     const run = await runRealtimeCall({
       mode,

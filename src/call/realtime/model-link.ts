@@ -8,8 +8,13 @@
  * re-engagement, goodbye...); a response the model opened itself (server VAD at the end of a
  * caller turn) is a reply. A create and a server-VAD response racing can swap two kinds; the
  * engine only uses the kind for the transcript and the goodbye, where a swap is harmless.
+ *
+ * While a dropped connection is being replaced there is no model to hear the caller: their
+ * frames are held (the latest HOLD_MS) and sent to the new connection as soon as it is up,
+ * before anything else, so words said during a reconnect reach the model late rather than never.
+ * A reconnect that fails drops them.
  */
-import type { AudioFrame } from '../../audio/frame.ts';
+import { FRAME_MS, type AudioFrame } from '../../audio/frame.ts';
 import { mulawOf } from '../../media/media-types.ts';
 import {
   reconnect,
@@ -39,8 +44,21 @@ export interface ModelLinkOptions {
   onLost(event: Extract<RealtimeEvent, { type: 'closed' }>): void;
 }
 
+/** Caller audio kept for a connection being opened: a reconnect takes well under this. */
+export const HOLD_MS = 5000;
+
+interface HeldFrame {
+  frame: AudioFrame;
+  /** The frame's μ-law bytes, copied (the media path may reuse its buffer). */
+  mulaw: Uint8Array | undefined;
+  ms: number;
+}
+
 export class ModelLink {
   private current: RealtimeConnection | undefined;
+  private opening = false;
+  private held: HeldFrame[] = [];
+  private heldMs = 0;
   private readonly pendingKinds: AssistantTurnKind[] = [];
   private readonly queued: { kind: AssistantTurnKind; instructions?: string | undefined }[] = [];
   private readonly readers = new Set<Promise<void>>();
@@ -57,6 +75,22 @@ export class ModelLink {
   /** Connect (re-seeding `history`), trying up to `attempts` times. False when all failed. */
   async open(history: readonly RealtimeHistoryItem[]): Promise<boolean> {
     this.drop();
+    this.opening = true;
+    try {
+      return await this.tryOpen(history);
+    } finally {
+      this.opening = false;
+      this.held = [];
+      this.heldMs = 0;
+    }
+  }
+
+  /** Frames held while a connection was being opened (for diagnostics and tests). */
+  get heldFrames(): number {
+    return this.held.length;
+  }
+
+  private async tryOpen(history: readonly RealtimeHistoryItem[]): Promise<boolean> {
     for (let attempt = 1; attempt <= this.o.attempts && !this.o.signal.aborted; attempt++) {
       try {
         const opts = { model: this.o.model, apiKey: this.o.apiKey, session: this.o.session, signal: this.o.signal, ...(this.o.baseUrl ? { baseUrl: this.o.baseUrl } : {}) };
@@ -67,6 +101,7 @@ export class ModelLink {
         }
         this.current = conn;
         this.connects++;
+        for (const h of this.held) this.send(conn, h.frame, h.mulaw);
         const reader = this.read(conn);
         this.readers.add(reader);
         void reader.finally(() => this.readers.delete(reader));
@@ -84,10 +119,23 @@ export class ModelLink {
    */
   appendAudio(frame: AudioFrame): void {
     const conn = this.current;
-    if (!conn) return;
-    const mulaw = conn.session.inputFormat === 'pcmu' ? mulawOf(frame) : undefined;
-    if (mulaw === undefined) conn.appendAudio(frame);
+    if (conn) this.send(conn, frame, mulawOf(frame));
+    else if (this.opening) this.hold(frame);
+  }
+
+  private send(conn: RealtimeConnection, frame: AudioFrame, mulaw: Uint8Array | undefined): void {
+    if (mulaw === undefined || conn.session.inputFormat !== 'pcmu') conn.appendAudio(frame);
     else if (mulaw.length > 0) conn.appendMulaw(mulaw);
+  }
+
+  private hold(frame: AudioFrame): void {
+    const mulaw = mulawOf(frame);
+    // A μ-law frame's length from its bytes (8 a ms; an empty slot is one frame): reading a
+    // telephone-band frame's samples would make them.
+    const ms = mulaw === undefined ? (frame.samples.length * 1000) / frame.sampleRate : mulaw.length > 0 ? mulaw.length / 8 : FRAME_MS;
+    this.held.push({ frame, mulaw: mulaw && Uint8Array.from(mulaw), ms });
+    this.heldMs += ms;
+    while (this.heldMs > HOLD_MS && this.held.length > 1) this.heldMs -= this.held.shift()!.ms;
   }
 
   /** Ask for a response now, or once the one in flight is done. */

@@ -11,7 +11,8 @@
  *   with no usable NAPTR, SRV for `_sip._udp`, then `_sip._tcp` (`_sips._tcp` for `sips:`); with
  *   no SRV either, its addresses at the default port over UDP (TLS for `sips:`).
  * - SRV targets are ordered by priority, then by weighted random choice within a priority
- *   (RFC 2782). A lone target of "." says the service is not offered there.
+ *   (RFC 2782). A lone target of "." says the service is not offered there; SRV targets without
+ *   an address, likewise: the next NAPTR (or SRV) candidate is tried.
  *
  * DNS sits behind SipDns: the system's resolver by default (addresses through getaddrinfo, so
  * /etc/hosts holds as before), or given servers (`dnsAt`). A failed NAPTR or SRV query reads as
@@ -159,8 +160,9 @@ export async function locate(uri: SipUri, dns: SipDns, random: () => number = Ma
 
 /**
  * Places found through NAPTR and SRV, or undefined when the domain publishes no SRV for SIP
- * (then its addresses are used). An empty list means it says there is no service ("." target),
- * or that none of its SRV targets has an address.
+ * (then its addresses are used). Candidates are tried in order: one whose SRV says "no service
+ * here" (a lone "." target) or whose targets have no address gives way to the next. An empty
+ * list means SRV records exist but lead nowhere.
  */
 async function viaSrv(
   scheme: 'sip' | 'sips',
@@ -183,18 +185,20 @@ async function viaSrv(
       }
     }
   }
+  let sawSrv = false;
   for (const c of candidates) {
     const records = await dns.srv(c.name).catch(() => []);
     if (records.length === 0) continue;
-    if (records.length === 1 && (records[0]!.name === '' || records[0]!.name === '.')) return [];
+    sawSrv = true;
+    if (records.length === 1 && (records[0]!.name === '' || records[0]!.name === '.')) continue;
     const out: Destination[] = [];
     for (const r of orderSrv(records, random)) {
       for (const address of await dns.addresses(r.name).catch(() => [])) out.push({ transport: c.transport, address, port: r.port });
       if (out.length >= MAX_DESTINATIONS) break;
     }
-    return out;
+    if (out.length > 0) return out;
   }
-  return undefined;
+  return sawSrv ? [] : undefined;
 }
 
 /**

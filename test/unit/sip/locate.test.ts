@@ -120,6 +120,17 @@ describe('RFC 3263 server location', () => {
     await expect(locate(uri('sip:a@nowhere.example'), fakeDns({}).dns)).rejects.toThrow(/no SIP server found/);
   });
 
+  it('an SRV set that leads nowhere gives way to the next transport, not to the bare name', async () => {
+    const { dns } = fakeDns({
+      naptr: { 'example.com': [naptr(1, 1, 'SIP+D2U', '_sip._udp.example.com'), naptr(2, 1, 'SIP+D2T', '_sip._tcp.example.com')] },
+      srv: { '_sip._udp.example.com': [srv(0, 0, 5060, 'stale.example.com')], '_sip._tcp.example.com': [srv(0, 0, 5062, 't.example.com')] },
+      a: { 't.example.com': ['192.0.2.80'], 'example.com': ['192.0.2.99'] },
+    });
+    expect(await locate(uri('sip:a@example.com'), dns)).toEqual([{ transport: 'tcp', address: '192.0.2.80', port: 5062 }]);
+    const stale = fakeDns({ srv: { '_sip._udp.example.com': [srv(0, 0, 5060, 'stale.example.com')] }, a: { 'example.com': ['192.0.2.99'] } });
+    await expect(locate(uri('sip:a@example.com'), stale.dns)).rejects.toThrow(/no SIP server found/);
+  });
+
   it('never more than 16 places', async () => {
     const many = Array.from({ length: 30 }, (_, i) => srv(i, 0, 5060 + i, `h${i}.example.com`));
     const a = Object.fromEntries(many.map((r, i) => [r.name, [`192.0.2.${i + 1}`]]));

@@ -68,8 +68,8 @@ export function settleBy(clock: Pick<Clock, 'now' | 'setTimeout'>, deadlineMs: n
     () => true,
     () => true,
   );
-  const leftMs = deadlineMs - clock.now();
-  if (leftMs <= 0) return Promise.race([settled, Promise.resolve(false)]);
+  // Past the deadline, work that settles at once (a close with nothing left to do) still counts.
+  const leftMs = Math.max(0, deadlineMs - clock.now());
   let timer: Timer | undefined;
   const late = new Promise<boolean>((resolve) => (timer = clock.setTimeout(() => resolve(false), leftMs)));
   return Promise.race([settled, late]).finally(() => timer?.cancel());

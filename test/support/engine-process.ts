@@ -120,6 +120,8 @@ export class EngineProcess {
         SIP_PORT: String(sipPort),
         SIP_PUBLIC_HOST: '127.0.0.1',
         LOG_LEVEL: 'warn',
+        // These tests are about lifecycle, not load: a busy test machine must not get calls shed.
+        SWITCHBOARD_MAX_LOOP_DELAY_MS: '0',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

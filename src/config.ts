@@ -50,6 +50,8 @@ const schema = z
     SWITCHBOARD_MAX_CALLS_PER_ACCOUNT: count.default(CALL_CAP_DEFAULTS.maxPerAccount),
     SWITCHBOARD_MAX_CALLS_PER_TRUNK: count.default(CALL_CAP_DEFAULTS.maxPerTrunk),
     SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
+    SWITCHBOARD_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
+    SWITCHBOARD_CALL_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
   })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
@@ -83,6 +85,10 @@ export interface Config {
   catalogFile?: string;
   /** Caps on live calls and the event-loop delay past which new calls are shed (0: off). */
   calls: { maxLiveCalls: number; maxPerAccount: number; maxPerTrunk: number; maxLoopDelayMs: number };
+  /** After SIGTERM, how long live calls may go on before they are hung up (src/util/drain-plan.ts). */
+  drainGraceMs: number;
+  /** How often live calls' records are stamped alive, so a crash-cut call ends by its real length (src/call/call-heartbeat.ts). */
+  callHeartbeatMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -117,5 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       maxPerTrunk: e.SWITCHBOARD_MAX_CALLS_PER_TRUNK,
       maxLoopDelayMs: e.SWITCHBOARD_MAX_LOOP_DELAY_MS,
     },
+    drainGraceMs: e.SWITCHBOARD_DRAIN_SECONDS * 1000,
+    callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,
   });
 }

@@ -18,6 +18,8 @@ import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics } from './api/metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
+import { CallHeartbeat } from './call/call-heartbeat.ts';
+import { DrainPlan, settleBy } from './util/drain-plan.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -25,12 +27,15 @@ export interface Engine {
   sip: SipServer;
   /** The AI side of calls: the engine context, post-call deps and sweeper (tests and benches look in). */
   calls: CallWiring;
-  /** Drains live calls (hung up after `graceMs`), then stops SIP, HTTP and the store. */
+  /**
+   * Drains live calls (hung up after `graceMs`, default SWITCHBOARD_DRAIN_SECONDS), then stops
+   * SIP, HTTP and the store, all within the bound of a DrainPlan (src/util/drain-plan.ts): the
+   * grace plus a few seconds, whatever peers and providers do.
+   */
   close(graceMs?: number): Promise<void>;
+  /** When close(graceMs) is over at the latest, from its start (what a watchdog may wait for). */
+  drainBoundMs(graceMs?: number): number;
 }
-
-/** How long live calls may continue after SIGTERM before they are hung up. */
-const DRAIN_GRACE_MS = 20_000;
 
 /** The composition root: config → store → repos → trunks → SIP/media → API. */
 export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
@@ -111,6 +116,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   logger.info({ httpUrl }, 'switchboard started');
   // Webhook outbox delivery and chat inactivity sweeps; both resume from the store after a restart.
   chat.start();
+  // Live calls' records are stamped alive, so a crash-cut call is closed by its real length.
+  const heartbeat = new CallHeartbeat({ registry: sip.registry, calls: ctx.repos.calls, clock, logger, periodMs: config.callHeartbeatMs });
+  heartbeat.start();
   // Calls a previous run left open or unfinished: closed and finished before new ones matter.
   await calls.start();
   // After a restart: campaigns left in progress carry on, without calling a lead twice.
@@ -122,17 +130,29 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     httpUrl,
     sip,
     calls,
-    close(graceMs = DRAIN_GRACE_MS) {
+    drainBoundMs(graceMs = config.drainGraceMs) {
+      const plan = new DrainPlan(0, { graceMs });
+      return plan.latestEndMs;
+    },
+    close(graceMs = config.drainGraceMs) {
       closing ??= (async () => {
+        const plan = new DrainPlan(clock.now(), { graceMs });
+        // Each step is waited for until its deadline, no longer: what it leaves undone (a
+        // post-call evaluation, a webhook in flight) is in the store and resumes on the next start.
+        const upTo = async (deadlineMs: number, step: string, work: Promise<unknown>): Promise<void> => {
+          if (!(await settleBy(clock, deadlineMs, work))) logger.warn({ step }, 'drain: step cut at its deadline');
+        };
         // Calls first: they may still write their records to the store.
         // No new campaign call while draining; in-progress campaigns resume on the next start.
-        await campaigns.close();
-        await sip.close(graceMs);
+        await upTo(plan.hangupEndsAtMs(clock.now()), 'campaigns', campaigns.close());
+        await sip.close(plan);
+        const closeEnd = plan.closeEndsAtMs(clock.now());
         // Every call has ended: the RTP I/O thread has nothing left to carry.
-        await rtpIo.close();
-        await app.close();
-        await calls.close();
-        await chat.stop();
+        await upTo(closeEnd, 'rtp-io', rtpIo.close());
+        await upTo(closeEnd, 'http', app.close());
+        await upTo(closeEnd, 'heartbeat', heartbeat.stop());
+        await upTo(closeEnd, 'calls', calls.close());
+        await upTo(closeEnd, 'chat', chat.stop());
         await store.close();
       })();
       return closing;

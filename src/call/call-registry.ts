@@ -57,14 +57,18 @@ export class CallRegistry {
 
   /**
    * Refuses new calls, then ends the live ones: calls get `graceMs` to finish on their own
-   * (rolling deploys), after which they are hung up with `cause`.
+   * (rolling deploys), after which they are hung up with `cause`. Resolves once their records
+   * are written; returns the hung-up calls' BYE transactions (see CallSession.byeSettled), which
+   * the caller may wait for, bounded.
    */
-  async drain(graceMs = 0, cause: EndCause = 'shutdown', wait: (ms: number) => Promise<void> = sleep): Promise<void> {
+  async drain(graceMs = 0, cause: EndCause = 'shutdown', wait: (ms: number) => Promise<void> = sleep): Promise<{ byes: Promise<void> }> {
     this.draining = true;
     if (graceMs > 0 && this.calls.size > 0) {
       await Promise.race([Promise.all(this.list().map((c) => c.done)), wait(graceMs)]);
     }
-    await Promise.all(this.list().map((c) => c.close(cause)));
+    const hungUp = this.list();
+    await Promise.all(hungUp.map((c) => c.close(cause)));
+    return { byes: Promise.all(hungUp.map((c) => c.byeSettled)).then(() => undefined) };
   }
 }
 

@@ -85,6 +85,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   /** Pending record writes (ringing, answer); the end's write waits for them so it is never overtaken. */
   private answerWrite: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
+  /** Our BYE's transaction (answered, timed out or cut by the UA closing); resolved when none was sent. */
+  private byeSent: Promise<unknown> = Promise.resolve();
   private resolveDone!: (v: { cause: EndCause }) => void;
   private readonly init: CallSessionInit;
   private readonly dtmfLog: Array<{ digit: string; durationMs: number; atMs: number }> = [];
@@ -170,6 +172,14 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     });
   }
 
+  /**
+   * Settles once the BYE this call sent has its answer or its transaction gave up (Timer F, 32 s
+   * on UDP when the peer never answers); at once when none was sent. A drain waits for it, bounded.
+   */
+  get byeSettled(): Promise<void> {
+    return this.byeSent.then(() => undefined);
+  }
+
   /** Hang up (BYE when answered, reject/CANCEL while ringing). */
   hangup(): Promise<void> {
     return this.close('local-hangup');
@@ -190,7 +200,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.cancelPending = undefined;
     const dialog = this.dialog;
     // The dialog may already be over (their BYE, ACK timeout): then there is no one to tell.
-    if (dialog && !dialog.isEnded) void dialog.bye();
+    if (dialog && !dialog.isEnded) this.byeSent = dialog.bye();
     dialog?.removeAllListeners();
     const stats = wasActive ? this.media.stats() : undefined;
     await this.media.close(cause);

@@ -11,6 +11,9 @@ import { parseDollars, toDollars } from '../util/money.ts';
  */
 export class UsageError extends Error {}
 
+/** How far past the drain's own bound the `serve` watchdog lets it run before exiting anyway. */
+const DRAIN_WATCHDOG_SLACK_MS = 2_000;
+
 export const USAGE = `usage:
   switchboard accounts create --name NAME [--balance USD]
   switchboard accounts balance --account N [--set USD | --add USD]
@@ -107,12 +110,28 @@ export async function run(argv: string[]): Promise<unknown> {
     case 'serve': {
       const { startEngine } = await import('../main.ts');
       const engine = await startEngine(loadConfig());
+      let stopping = false;
       const stop = () => {
-        engine.ctx.logger.info('draining');
-        void engine.close().then(() => process.exit(0));
+        // A second signal while draining: the operator wants out now.
+        if (stopping) process.exit(1);
+        stopping = true;
+        const boundMs = engine.drainBoundMs();
+        engine.ctx.logger.info({ graceMs: engine.ctx.config.drainGraceMs, boundMs }, 'draining');
+        // close() keeps to its bound; should a step hang anyway, the process still ends.
+        setTimeout(() => {
+          engine.ctx.logger.error({ boundMs }, 'drain overran its bound: exiting without it');
+          process.exit(1);
+        }, boundMs + DRAIN_WATCHDOG_SLACK_MS).unref();
+        engine.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            engine.ctx.logger.error({ err: (err as Error).message }, 'drain failed');
+            process.exit(1);
+          },
+        );
       };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
       return undefined;
     }
     case 'replay': {

@@ -18,6 +18,7 @@ import type { RtpIo } from '../media/rtp-io/types.ts';
 import { RtpSession } from '../media/rtp-session.ts';
 import type { Repos } from '../store/index.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import { DrainPlan, settleBy } from '../util/drain-plan.ts';
 import { AbuseGuard, type AbuseGuardOptions } from './abuse-guard.ts';
 import { LoopLag, type LoopDelayMonitor } from './loop-lag.ts';
 import { RegistrationManager, type RegistrationManagerOptions } from './registration-manager.ts';
@@ -118,10 +119,14 @@ export class SipServer {
   /** INVITEs refused with 503 because of load. */
   readonly shed = { loopDelay: 0, liveCalls: 0 };
   private lastShedLog = -Infinity;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
     const clock = opts.clock ?? systemClock;
     const logger = opts.logger.child({ part: 'sip' });
+    this.clock = clock;
+    this.logger = logger;
     this.ua = ua;
     this.pool =
       opts.portPool ??
@@ -232,18 +237,28 @@ export class SipServer {
   }
 
   /** Refuses new calls, gives live ones `graceMs` to end, then hangs up the rest. */
-  drain(graceMs = 0): Promise<void> {
-    return this.registry.drain(graceMs);
+  async drain(graceMs = 0): Promise<void> {
+    await this.registry.drain(graceMs);
   }
 
-  close(graceMs = 0): Promise<void> {
+  /**
+   * Stops on `plan` (a number: that grace with the default hang-up and close budgets; see
+   * src/util/drain-plan.ts): refuses new calls, gives live ones the grace, hangs up the rest,
+   * waits for their BYE answers and the calls' own finishing work (post-call) only until the
+   * plan's hang-up deadline, unregisters (bounded), then closes the UA, which ends every
+   * transaction still waiting (a BYE nobody answers would otherwise retransmit for 32 s).
+   */
+  close(plan: number | DrainPlan = 0): Promise<void> {
     this.closing ??= (async () => {
-      await this.drain(graceMs);
-      await this.dialer.close();
-      await Promise.allSettled([...this.inFlight]);
+      const drain = typeof plan === 'number' ? new DrainPlan(this.clock.now(), { graceMs: plan }) : plan;
+      const { byes } = await this.registry.drain(Math.max(0, drain.graceEndsAtMs - this.clock.now()));
+      const hangupEnd = drain.hangupEndsAtMs(this.clock.now());
+      const settled = await settleBy(this.clock, hangupEnd, Promise.all([byes, this.dialer.close(), Promise.allSettled([...this.inFlight])]));
+      if (!settled) this.logger.warn({ waitedMs: drain.budget.hangupMs }, 'drain: BYE answers or call finishing cut short; post-call work left is done on the next start');
       // Sessions that finished setting up while we waited.
       await this.registry.drain(0);
-      await this.registrations.close();
+      const closeEnd = drain.closeEndsAtMs(this.clock.now());
+      await this.registrations.close(Math.max(0, Math.min(1000, closeEnd - this.clock.now())));
       await this.ua.close();
       this.loopLag?.close();
     })();

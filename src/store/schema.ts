@@ -169,6 +169,8 @@ export interface CallsTable {
   lead_id: number | null;
   cost_micros: number;
   details: Json | null; // transfer legs, voicemail verdict, other evidence
+  /** The last heartbeat while the call was live (src/call/call-heartbeat.ts); a crash-cut call ends here. */
+  last_alive_at: Ms | null;
 }
 
 export interface ConversationsTable {

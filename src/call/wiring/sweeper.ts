@@ -6,9 +6,10 @@
  * finishCall is idempotent, so a call finished twice costs nothing extra.
  *
  * At start-up, `closeOrphans` also ends the records of calls that were live when the process
- * stopped: nothing in this process can still be carrying them. Their true end is unknown, so
- * they end at their answer time (billed the minimum, never more than the caller could have
- * used) with end cause `engine-restart`.
+ * stopped: nothing in this process can still be carrying them. An answered call ends at its
+ * last heartbeat (call-heartbeat.ts: at most one period before the process died), or at its
+ * answer if none came, and is billed by that length like any call; one never answered ends at
+ * its INVITE. The end cause is `engine-restart`.
  */
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -58,7 +59,8 @@ export class PostCallSweeper {
       .set({
         status: sql<string>`CASE WHEN answer_at IS NULL THEN 'failed' ELSE 'completed' END`,
         end_cause: ORPHAN_END_CAUSE,
-        end_at: sql<number>`COALESCE(answer_at, invite_at)`,
+        // SQLite's MAX(a, b) is NULL when either is: no heartbeat falls back to the answer.
+        end_at: sql<number>`COALESCE(MAX(answer_at, last_alive_at), answer_at, invite_at)`,
       })
       .where('end_at', 'is', null)
       .where('invite_at', '<', before)

@@ -77,6 +77,8 @@ function toColumns(patch: CallPatch): Record<string, unknown> {
   return out;
 }
 
+const MARK_ALIVE_CHUNK = 500;
+
 export class CallsRepo {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
@@ -114,6 +116,25 @@ export class CallsRepo {
   async getByUuid(uuid: string): Promise<Call | undefined> {
     const row = await this.store.db.selectFrom('calls').selectAll().where('uuid', '=', uuid).executeTakeFirst();
     return row && toCall(row);
+  }
+
+  /**
+   * The heartbeat: stamps the records of calls still live here as alive at `at`, in one
+   * statement per 500 calls (well under SQLite's bound-parameter limit). A record already ended
+   * is left alone. Returns how many were stamped.
+   */
+  async markAlive(ids: readonly number[], at: number): Promise<number> {
+    let stamped = 0;
+    for (let i = 0; i < ids.length; i += MARK_ALIVE_CHUNK) {
+      const res = await this.store.db
+        .updateTable('calls')
+        .set({ last_alive_at: at })
+        .where('id', 'in', ids.slice(i, i + MARK_ALIVE_CHUNK))
+        .where('end_at', 'is', null)
+        .executeTakeFirst();
+      stamped += Number(res.numUpdatedRows);
+    }
+    return stamped;
   }
 
   /** Newest first (by INVITE time, then id). */

@@ -1,6 +1,6 @@
 /**
  * The post-call sweeper on a store as a crashed or busy engine leaves it: records still open
- * from a previous run are closed (billed the minimum), ended calls without the finished marker
+ * from a previous run are closed (at their last heartbeat, else billed the minimum), ended calls without the finished marker
  * are billed and their webhook enqueued exactly once, refused INVITEs and calls the runner owns
  * are left alone.
  */
@@ -51,6 +51,25 @@ describe('post-call sweeper', () => {
     expect(events.map((e) => e.data.call.id).sort()).toEqual([live.id, ringing.id].sort());
     expect((await calls.getById(refused.id))?.details?.post_call).toBeUndefined();
     expect(t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 100_000);
+  });
+
+  it('closes a record cut by a crash at its last heartbeat and bills that length, not one minute', async () => {
+    const { t, account, events, sweeper, assistant } = await world();
+    const calls = t.ctx.repos.calls;
+    const live = await calls.create({ accountId: account.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', assistantId: assistant.id, status: 'in-progress' });
+    const answerAt = t.clock.now() + 1_000;
+    await calls.update(live.id, { answerAt });
+    // Stamped alive 150 s into the call, then the process died.
+    t.clock.advance(151_000);
+    expect(await calls.markAlive([live.id], t.clock.now())).toBe(1);
+    t.clock.advance(600_000);
+
+    expect(await sweeper.closeOrphans(t.clock.now())).toBe(1);
+    expect(await calls.getById(live.id)).toMatchObject({ status: 'completed', endCause: ORPHAN_END_CAUSE, endAt: answerAt + 150_000 });
+    expect(await sweeper.sweep()).toBe(1);
+    expect((await calls.getById(live.id))?.costMicros).toBe(300_000); // 2.5 min: three started minutes
+    expect(t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 300_000);
+    expect(events[0]?.data.call).toMatchObject({ duration_s: 150, billed_minutes: 3 });
   });
 
   it('leaves calls the runner is still finishing to it', async () => {

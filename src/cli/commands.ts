@@ -113,6 +113,15 @@ export async function run(argv: string[]): Promise<unknown> {
       };
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
+      // A renewed SIP TLS certificate is taken without a restart.
+      process.on('SIGHUP', () => {
+        try {
+          engine.sip.reloadTls();
+          engine.ctx.logger.info('SIP TLS certificate and key reloaded');
+        } catch (err) {
+          engine.ctx.logger.error({ err: (err as Error).message }, 'SIP TLS reload failed; the previous certificate stays in use');
+        }
+      });
       return undefined;
     }
     case 'replay': {

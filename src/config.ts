@@ -31,6 +31,10 @@ const schema = z
     SIP_HOST: host.default('0.0.0.0'),
     SIP_PORT: port.default(5060),
     SIP_PUBLIC_HOST: host.optional(),
+    SIP_TLS_PORT: z.coerce.number().int().min(0).max(65535).default(5061),
+    SIP_TLS_CERT: z.string().min(1).optional(),
+    SIP_TLS_KEY: z.string().min(1).optional(),
+    SIP_TLS_CA: z.string().min(1).optional(),
     RTP_PORT_MIN: port.default(20000),
     RTP_PORT_MAX: port.default(29999),
     SWITCHBOARD_RTP_THREAD: z.enum(['0', '1']).default('1'),
@@ -53,6 +57,10 @@ const schema = z
     SWITCHBOARD_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
     SWITCHBOARD_CALL_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
   })
+  .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
+    path: ['SIP_TLS_CERT'],
+    message: 'SIP_TLS_CERT and SIP_TLS_KEY go together: set both for a TLS listener, or neither',
+  })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
     message: 'must be greater than RTP_PORT_MIN',
@@ -65,7 +73,11 @@ const schema = z
 export interface Config {
   dataDir: string;
   http: { host: string; port: number };
-  sip: { host: string; port: number; publicHost: string };
+  /**
+   * `tls`: SIP over TLS. A listener on `tls.port` (0: ephemeral) when cert and key (PEM files)
+   * are set; `caFile` adds trust for outbound connections beside the system's store.
+   */
+  sip: { host: string; port: number; publicHost: string; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
   /**
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
@@ -106,7 +118,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   return Object.freeze({
     dataDir: path.resolve(e.SWITCHBOARD_DATA_DIR),
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
-    sip: { host: e.SIP_HOST, port: e.SIP_PORT, publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost() },
+    sip: {
+      host: e.SIP_HOST,
+      port: e.SIP_PORT,
+      publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost(),
+      tls: { port: e.SIP_TLS_PORT, certFile: e.SIP_TLS_CERT, keyFile: e.SIP_TLS_KEY, caFile: e.SIP_TLS_CA },
+    },
     rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1' },
     dspNative: e.SWITCHBOARD_DSP_NATIVE === '1',
     heapGrowingPercent: e.SWITCHBOARD_HEAP_GROWING_PERCENT,

@@ -39,7 +39,7 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
     return;
   }
   const decision = routeInvite(
-    { sourceIp: ip, requestUser: userOf(req.uri), toUser: userOf(incoming.to) },
+    { sourceIp: ip, requestUser: userOf(req.uri), toUser: userOf(incoming.to), transport: incoming.source.transport },
     { trunks: env.trunks.list(), trusting: gate.trusting(ip) },
   );
   if (decision.kind === 'reject') {

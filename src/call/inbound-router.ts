@@ -28,6 +28,8 @@ export interface InviteFacts {
   /** Request-URI user part. */
   requestUser: string | undefined;
   toUser: string | undefined;
+  /** The transport the INVITE came over (absent: not known, taken as plain). */
+  transport?: 'udp' | 'tcp' | 'tls';
 }
 
 export interface TrunkView {
@@ -42,6 +44,7 @@ export type RouteDecision =
   | { kind: 'accept'; trunk: ProvisionedTrunk; diagnostic?: DiagnosticMode };
 
 const FORBIDDEN = { kind: 'reject', status: 403, reason: 'Forbidden', strike: true } as const;
+const TLS_REQUIRED = { kind: 'reject', status: 403, reason: 'TLS Required', strike: false } as const;
 
 /** Does `dialed`, as this trunk spells numbers, name the trunk's own number or extension? */
 export function trunkOwns(trunk: ProvisionedTrunk, dialed: string): boolean {
@@ -55,6 +58,8 @@ export function routeInvite(facts: InviteFacts, view: TrunkView): RouteDecision 
   const trusted = (t: ProvisionedTrunk) => view.trusting.has(t.inboundTrunkId);
   const finish = (trunk: ProvisionedTrunk, diagnostic: DiagnosticMode | undefined): RouteDecision => {
     const extra = diagnostic ? { diagnostic } : {};
+    // A trunk that requires TLS takes no call that came in the clear, trusted source or not.
+    if (trunk.spec.transport === 'tls' && facts.transport !== 'tls') return TLS_REQUIRED;
     if (trusted(trunk)) return { kind: 'accept', trunk, ...extra };
     if (trunk.spec.authType === 'auth') return { kind: 'authenticate', trunk, ...extra };
     return FORBIDDEN;

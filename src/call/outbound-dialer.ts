@@ -10,7 +10,7 @@
 import { createOffer, processAnswer, type LocalMedia } from '../media/sdp-negotiate.ts';
 import { createSdpSession } from '../media/sdp-write.ts';
 import type { Dialog } from '../sip/dialog.ts';
-import type { ProvisionedTrunk } from '../sip/trunk-registry.ts';
+import { trunkUri, type ProvisionedTrunk } from '../sip/trunk-registry.ts';
 import { digestCredentials } from '../sip/user-agent-auth.ts';
 import { InviteFailedError, OutgoingInvite } from '../sip/user-agent-outgoing-invite.ts';
 import type { UserAgent } from '../sip/user-agent.ts';
@@ -110,7 +110,7 @@ export class OutboundDialer implements OutboundCallPlacer {
     }
     if (session.state !== 'ringing') return;
     const offer = createOffer(local, createSdpSession(String(Date.now())));
-    const target = `sip:${formatForTrunk(input.to, spec.callingFormat, spec.countryCode)}@${spec.address}`;
+    const target = trunkUri(spec, formatForTrunk(input.to, spec.callingFormat, spec.countryCode));
     const from = formatForTrunk(spec.phoneNumber, spec.callingFormat, spec.countryCode);
     // From carries the trunk's number (carriers check it); the UA's own identity stays as is.
     const scoped = Object.create(this.ua) as UserAgent;

@@ -132,6 +132,15 @@ export async function run(argv: string[]): Promise<unknown> {
       };
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
+      // A renewed SIP TLS certificate is taken without a restart.
+      process.on('SIGHUP', () => {
+        try {
+          engine.sip.reloadTls();
+          engine.ctx.logger.info('SIP TLS certificate and key reloaded');
+        } catch (err) {
+          engine.ctx.logger.error({ err: (err as Error).message }, 'SIP TLS reload failed; the previous certificate stays in use');
+        }
+      });
       return undefined;
     }
     case 'replay': {

@@ -7,9 +7,11 @@
  * - A name with a port: its addresses at that port (no SRV, §4.2).
  * - A name with a `transport` parameter and no port: SRV for that transport, else its addresses.
  * - A bare name: NAPTR (RFC 3403) picks the transport and the SRV name among the services we
- *   speak (SIP+D2U, SIP+D2T; only SIPS+D2T for a `sips:` URI), by order then preference;
- *   with no usable NAPTR, SRV for `_sip._udp`, then `_sip._tcp` (`_sips._tcp` for `sips:`); with
- *   no SRV either, its addresses at the default port over UDP (TLS for `sips:`).
+ *   speak (SIP+D2U, SIP+D2T, and SIPS+D2T when we listen for TLS; only SIPS+D2T for a `sips:`
+ *   URI), by order then preference; with no usable NAPTR, SRV for `_sip._udp`, then `_sip._tcp`
+ *   (then `_sips._tcp` when we listen for TLS; only `_sips._tcp` for `sips:`); with no SRV
+ *   either, its addresses at the default port over UDP (TLS for `sips:`).
+ * - A TLS place carries the name its certificate must show (RFC 5922 §4): the domain looked up.
  * - SRV targets are ordered by priority, then by weighted random choice within a priority
  *   (RFC 2782). A lone target of "." says the service is not offered there; SRV targets without
  *   an address, likewise: the next NAPTR (or SRV) candidate is tried.
@@ -117,14 +119,19 @@ export function dnsAt(servers: string[]): SipDns {
 const DEFAULT_PORT: Record<TransportKind, number> = { udp: 5060, tcp: 5060, tls: 5061 };
 
 /**
- * The NAPTR services we can use, by URI scheme (RFC 3263 §4.1). The transport has no TLS, so a
- * `sip:` URI passes SIPS+D2T over for the services it can reach; a `sips:` URI needs TLS, and its
- * requests fail with a transport error.
+ * The NAPTR services we can use, by URI scheme (RFC 3263 §4.1). A `sip:` URI may go over TLS too,
+ * but only when we listen for TLS ourselves: the peer's in-dialog requests come back to our
+ * Contact, which then names TLS.
  */
-const SERVICES: Record<'sip' | 'sips', Record<string, TransportKind>> = {
-  sip: { 'SIP+D2U': 'udp', 'SIP+D2T': 'tcp' },
-  sips: { 'SIPS+D2T': 'tls' },
-};
+function services(scheme: 'sip' | 'sips', tls: boolean): Record<string, TransportKind> {
+  if (scheme === 'sips') return { 'SIPS+D2T': 'tls' };
+  return tls ? { 'SIP+D2U': 'udp', 'SIP+D2T': 'tcp', 'SIPS+D2T': 'tls' } : { 'SIP+D2U': 'udp', 'SIP+D2T': 'tcp' };
+}
+
+export interface LocateOptions {
+  /** We listen for TLS, so a `sip:` URI may be reached over TLS when DNS says so. */
+  tls?: boolean;
+}
 
 function srvName(scheme: 'sip' | 'sips', transport: TransportKind): string {
   return transport === 'udp' ? '_sip._udp' : transport === 'tcp' ? `_${scheme}._tcp` : '_sips._tcp';
@@ -138,14 +145,14 @@ function namedTransport(uri: SipUri): TransportKind | undefined {
 }
 
 /** The places a request for `uri` may go, in the order to try them; throws when there are none. */
-export async function locate(uri: SipUri, dns: SipDns, random: () => number = Math.random): Promise<Destination[]> {
+export async function locate(uri: SipUri, dns: SipDns, random: () => number = Math.random, opts: LocateOptions = {}): Promise<Destination[]> {
   const host = (uri.params.get('maddr') ?? uri.host).replace(/^\[|\]$/g, '');
   const named = namedTransport(uri);
   if (net.isIP(host)) {
     const transport = named ?? 'udp';
     return [{ transport, address: host, port: uri.port ?? DEFAULT_PORT[transport] }];
   }
-  const found = uri.port !== undefined ? undefined : await viaSrv(uri.scheme, host, named, dns, random);
+  const found = uri.port !== undefined ? undefined : await viaSrv(uri.scheme, host, named, dns, random, opts.tls ?? false);
   const out = found ?? [];
   if (found === undefined) {
     // No SRV at all (§4.2): the name's own addresses.
@@ -155,7 +162,8 @@ export async function locate(uri: SipUri, dns: SipDns, random: () => number = Ma
     }
   }
   if (out.length === 0) throw new Error(`no SIP server found for ${host}`);
-  return out.slice(0, MAX_DESTINATIONS);
+  // RFC 5922 §4: a TLS peer must prove the domain we looked up, whatever SRV pointed at.
+  return out.slice(0, MAX_DESTINATIONS).map((d) => (d.transport === 'tls' ? { ...d, serverName: host.toLowerCase() } : d));
 }
 
 /**
@@ -170,17 +178,19 @@ async function viaSrv(
   named: TransportKind | undefined,
   dns: SipDns,
   random: () => number,
+  tls: boolean,
 ): Promise<Destination[] | undefined> {
   const candidates: { transport: TransportKind; name: string }[] = [];
+  const ours = services(scheme, tls);
   if (named) {
     candidates.push({ transport: named, name: `${srvName(scheme, named)}.${host}` });
   } else {
     const usable = (await dns.naptr(host).catch(() => []))
-      .filter((n) => n.flags.toLowerCase() === 's' && SERVICES[scheme][n.service.toUpperCase()] !== undefined)
+      .filter((n) => n.flags.toLowerCase() === 's' && ours[n.service.toUpperCase()] !== undefined)
       .sort((a, b) => a.order - b.order || a.preference - b.preference);
-    for (const n of usable) candidates.push({ transport: SERVICES[scheme][n.service.toUpperCase()]!, name: n.replacement });
+    for (const n of usable) candidates.push({ transport: ours[n.service.toUpperCase()]!, name: n.replacement });
     if (candidates.length === 0) {
-      for (const t of scheme === 'sips' ? (['tls'] as const) : (['udp', 'tcp'] as const)) {
+      for (const t of new Set(Object.values(ours))) {
         candidates.push({ transport: t, name: `${srvName(scheme, t)}.${host}` });
       }
     }

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
-import type { ProvisionedTrunk, TrunkRegistry } from './trunk-registry.ts';
+import { trunkUri, type ProvisionedTrunk, type TrunkRegistry } from './trunk-registry.ts';
 import { digestCredentials } from './user-agent-auth.ts';
 import type { UserAgent } from './user-agent.ts';
 import type { Registration } from './user-agent-register.ts';
@@ -102,11 +102,11 @@ export class RegistrationManager {
 
   private add(trunk: ProvisionedTrunk): void {
     const spec = trunk.spec;
-    const registrar = `sip:${spec.address}`;
+    const registrar = trunkUri(spec);
     // Our Contact, with the trunk id as user (see the header comment).
     const ua = this.o.ua;
     const scoped = Object.create(ua) as UserAgent;
-    scoped.contactFor = (t) => ua.contactFor(t).replace(/^<sip:[^@]*@/, `<sip:${trunk.inboundTrunkId}@`);
+    scoped.contactFor = (t, scheme) => ua.contactFor(t, scheme).replace(/^<(sips?):[^@]*@/, `<$1:${trunk.inboundTrunkId}@`);
     const { registration, result } = scoped.register({
       registrar,
       aor: `sip:${spec.username}@${spec.address}`,

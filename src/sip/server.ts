@@ -1,5 +1,6 @@
 /**
- * The engine's SIP edge: one UserAgent on SIP_HOST:SIP_PORT (UDP and TCP) that writes
+ * The engine's SIP edge: one UserAgent on SIP_HOST:SIP_PORT (UDP and TCP, and TLS on
+ * SIP_TLS_PORT when a certificate is configured) that writes
  * SIP_PUBLIC_HOST into Via, Contact and SDP; the abuse guard in front of the transaction layer;
  * inbound INVITEs through routing and admission (src/call/inbound-calls.ts); registrations of
  * `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters, releases ports.
@@ -27,6 +28,7 @@ import { TrunkAuthenticator } from './trunk-auth.ts';
 import type { TrunkRegistry } from './trunk-registry.ts';
 import type { SipDns } from './locate.ts';
 import { UserAgent } from './user-agent.ts';
+import { SipTls } from './tls/tls-streams.ts';
 
 export interface SipServerOptions {
   config: Readonly<Pick<Config, 'sip' | 'rtp'>>;
@@ -184,6 +186,8 @@ export class SipServer {
 
   static async start(opts: SipServerOptions): Promise<SipServer> {
     const logger = opts.logger.child({ part: 'sip' });
+    const tlsConfig = opts.config.sip.tls;
+    const tls = tlsConfig ? new SipTls(tlsConfig) : undefined;
     const ua = await UserAgent.create({
       host: opts.config.sip.host,
       port: opts.config.sip.port,
@@ -193,14 +197,34 @@ export class SipServer {
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.timers ? { timers: opts.timers } : {}),
       ...(opts.dns ? { dns: opts.dns } : {}),
+      ...(tls ? { tls } : {}),
       onError: (err) => logger.debug({ err: err.message }, 'SIP transport'),
     });
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
     ua.config.host = opts.config.sip.publicHost;
     const server = new SipServer(ua, opts);
+    server.tls = tls;
     server.registrations.start();
-    logger.info({ host: opts.config.sip.host, port: ua.port, publicHost: opts.config.sip.publicHost }, 'SIP listening');
+    logger.info(
+      { host: opts.config.sip.host, port: ua.port, ...(ua.tlsPort > 0 ? { tlsPort: ua.tlsPort } : {}), publicHost: opts.config.sip.publicHost },
+      'SIP listening',
+    );
     return server;
+  }
+
+  private tls: SipTls | undefined;
+
+  /** The TLS listener's port (0: none). */
+  get tlsPort(): number {
+    return this.ua.tlsPort;
+  }
+
+  /**
+   * Reads the TLS certificate, key and CA files again (SIGHUP); new connections use them, open
+   * ones keep theirs. Throws, keeping the current ones, when the files are unusable.
+   */
+  reloadTls(): void {
+    this.tls?.reload();
   }
 
   get port(): number {

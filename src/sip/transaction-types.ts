@@ -12,6 +12,11 @@ export interface Destination {
   address: string;
   port: number;
   connectionId?: string;
+  /**
+   * For TLS: the identity the peer's certificate must show (RFC 5922 §4: the SIP domain that was
+   * looked up, not the SRV target); absent when the URI named an address (then the address).
+   */
+  serverName?: string;
 }
 
 /** Where an incoming message came from, as seen by the transport. */

@@ -1,7 +1,10 @@
 /**
- * The only SIP socket code: UDP and TCP on one host/port (IPv4). Incoming bytes go through the
- * shared parser (datagrams) or stream framer (TCP); requests get received/rport stamped (§18.2.1, RFC 3581) before
- * they reach the handler. TLS is a seam only: a `StreamFactory` for kind 'tls' can be plugged in.
+ * The only SIP socket code: UDP and TCP on one host/port (IPv4), and TLS on a port of its own
+ * when `tls` is given (the certificates and trust live in tls/tls-streams.ts). Incoming bytes go
+ * through the shared parser (datagrams) or stream framer (TCP, TLS); requests get received/rport
+ * stamped (§18.2.1, RFC 3581) before they reach the handler. Stream connections are reused per
+ * peer, in both directions (RFC 5923's aim): a request to a place we already hold a connection
+ * to, or that connected to us, goes over that connection.
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -12,18 +15,14 @@ import { serializeMessage } from './serializer.ts';
 import { SipStreamFramer, type FramerOptions } from './stream-framer.ts';
 import { rejectionResponse } from './transport-bad-request.ts';
 import { responseDestination, stampReceived } from './transport-via.ts';
+import type { SipTls } from './tls/tls-streams.ts';
 
 export interface TransportHandler {
   onRequest(req: SipRequest, source: Source): void;
   onResponse(res: SipResponse, source: Source): void;
 }
 
-/** Seam for stream transports (TCP here; TLS would supply its own server/connect). */
-export interface StreamFactory {
-  kind: 'tcp' | 'tls';
-  createServer(onSocket: (socket: net.Socket) => void): net.Server;
-  connect(address: string, port: number): net.Socket;
-}
+type StreamKind = 'tcp' | 'tls';
 
 export interface SipTransportOptions {
   host?: string;
@@ -37,25 +36,25 @@ export interface SipTransportOptions {
   idleTimeoutMs?: number;
   /** Diagnostics for dropped input and socket errors; never thrown. */
   onError?: (err: Error) => void;
+  /** SIP over TLS: outbound always; a listener on `tls.port` when it has a certificate. */
+  tls?: SipTls;
 }
-
-const tcpFactory: StreamFactory = {
-  kind: 'tcp',
-  createServer: (onSocket) => net.createServer(onSocket),
-  connect: (address, port) => net.connect({ host: address, port }),
-};
 
 interface Conn {
   id: string;
-  kind: 'tcp' | 'tls';
+  kind: StreamKind;
   socket: net.Socket;
   remoteKey: string;
   ready: Promise<void>;
+  /** For an outbound TLS connection: the identity its certificate was verified for. */
+  serverName?: string;
 }
 
 export class SipTransport {
   private udp: dgram.Socket | undefined;
   private server: net.Server | undefined;
+  private tlsServer: net.Server | undefined;
+  private tlsPort = 0;
   private readonly conns = new Map<string, Conn>();
   private readonly byRemote = new Map<string, Conn>();
   private nextConn = 0;
@@ -91,6 +90,11 @@ export class SipTransport {
     return this.port;
   }
 
+  /** Our port for a transport: the TLS listener's for TLS (0 when none), else the shared one. */
+  localPortFor(kind: TransportKind): number {
+    return kind === 'tls' ? this.tlsPort : this.port;
+  }
+
   /** Open stream connections, for leak checks. */
   get connectionCount(): number {
     return this.conns.size;
@@ -114,20 +118,30 @@ export class SipTransport {
       chosen = udp.address().port;
     }
     if (kinds.includes('tcp')) {
-      const server = tcpFactory.createServer((socket) => this.adopt(socket, 'tcp', Promise.resolve()));
+      const server = net.createServer((socket) => this.adopt(socket, 'tcp', Promise.resolve()));
       this.server = server;
-      server.on('error', (err) => this.report(err));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(chosen, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      const addr = server.address();
-      if (addr && typeof addr === 'object') chosen = addr.port;
+      chosen = await this.listenStream(server, chosen, host);
     }
     this.port = chosen;
+    const tls = this.opts.tls;
+    if (tls?.listens) {
+      const server = tls.createServer((socket) => this.adopt(socket, 'tls', Promise.resolve()), (err) => this.report(err));
+      this.tlsServer = server;
+      this.tlsPort = await this.listenStream(server, tls.port, host);
+    }
+  }
+
+  private async listenStream(server: net.Server, port: number, host: string): Promise<number> {
+    server.on('error', (err) => this.report(err));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address();
+    return addr && typeof addr === 'object' ? addr.port : port;
   }
 
   /** Serializes and sends; rejects if a stream connection cannot be opened or written. */
@@ -142,7 +156,6 @@ export class SipTransport {
       await new Promise<void>((resolve, reject) => udp.send(bytes, dest.port, dest.address, (err) => (err ? reject(err) : resolve())));
       return;
     }
-    if (dest.transport === 'tls') throw new Error('TLS transport not implemented');
     const conn = this.connectionFor(dest);
     await conn.ready;
     await new Promise<void>((resolve, reject) => conn.socket.write(bytes, (err) => (err ? reject(err) : resolve())));
@@ -156,22 +169,34 @@ export class SipTransport {
   private connectionFor(dest: Destination): Conn {
     const pinned = dest.connectionId === undefined ? undefined : this.conns.get(dest.connectionId);
     if (pinned && !pinned.socket.destroyed) return pinned;
-    const key = `${dest.transport}:${dest.address}:${dest.port}`;
+    const kind: StreamKind = dest.transport === 'tls' ? 'tls' : 'tcp';
+    const key = remoteKeyOf(kind, dest.address, dest.port);
     const existing = this.byRemote.get(key);
-    if (existing && !existing.socket.destroyed) return existing;
-    const socket = tcpFactory.connect(dest.address, dest.port);
+    // A TLS connection is reused only for the identity it was verified for (or one the peer opened).
+    if (existing && !existing.socket.destroyed && (kind === 'tcp' || existing.serverName === undefined || existing.serverName === (dest.serverName ?? dest.address))) {
+      return existing;
+    }
+    let socket: net.Socket;
+    if (kind === 'tls') {
+      const tls = this.opts.tls;
+      if (!tls) throw new Error('SIP over TLS is not configured');
+      socket = tls.connect(dest.address, dest.port, dest.serverName);
+    } else {
+      socket = net.connect({ host: dest.address, port: dest.port });
+    }
     const ready = new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
+      socket.once(kind === 'tls' ? 'secureConnect' : 'connect', resolve);
       socket.once('error', reject);
+      socket.once('close', () => reject(new Error(`connection to ${dest.address}:${dest.port} closed`)));
     });
     ready.catch(() => undefined); // the sender observes the failure; avoid an unhandled rejection
-    return this.adopt(socket, 'tcp', ready, key);
+    return this.adopt(socket, kind, ready, key, dest.serverName ?? dest.address);
   }
 
-  private adopt(socket: net.Socket, kind: 'tcp' | 'tls', ready: Promise<void>, remoteKey?: string): Conn {
+  private adopt(socket: net.Socket, kind: StreamKind, ready: Promise<void>, remoteKey?: string, serverName?: string): Conn {
     const id = `${kind}-${++this.nextConn}`;
-    const key = remoteKey ?? `${kind}:${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
-    const conn: Conn = { id, kind, socket, remoteKey: key, ready };
+    const key = remoteKey ?? remoteKeyOf(kind, stripV4Mapped(socket.remoteAddress ?? ''), socket.remotePort ?? 0);
+    const conn: Conn = { id, kind, socket, remoteKey: key, ready, ...(serverName === undefined ? {} : { serverName }) };
     if (this.closed) {
       socket.destroy();
       return conn;
@@ -208,7 +233,7 @@ export class SipTransport {
       port: conn.socket.remotePort ?? 0,
       connectionId: conn.id,
       localAddress: this.localAddress,
-      localPort: this.port,
+      localPort: this.localPortFor(conn.kind),
     };
   }
 
@@ -261,12 +286,13 @@ export class SipTransport {
     this.conns.clear();
     this.byRemote.clear();
     const udp = this.udp;
-    const server = this.server;
+    const servers = [this.server, this.tlsServer];
     this.udp = undefined;
     this.server = undefined;
+    this.tlsServer = undefined;
     await Promise.all([
       udp ? new Promise<void>((resolve) => closeQuietly(() => udp.close(() => resolve()), resolve)) : undefined,
-      server ? new Promise<void>((resolve) => closeQuietly(() => server.close(() => resolve()), resolve)) : undefined,
+      ...servers.map((server) => (server ? new Promise<void>((resolve) => closeQuietly(() => server.close(() => resolve()), resolve)) : undefined)),
     ]);
   }
 }
@@ -278,6 +304,10 @@ function closeQuietly(close: () => void, done: () => void): void {
   } catch {
     done();
   }
+}
+
+function remoteKeyOf(kind: StreamKind, address: string, port: number): string {
+  return `${kind}:${address}:${port}`;
 }
 
 function stripV4Mapped(addr: string): string {

@@ -30,6 +30,19 @@ export interface TrunkSpec {
   allowedIps: string[] | null;
   outboundProxy: boolean;
   countryCode: string;
+  /**
+   * The SIP transport the trunk must use, both ways: requests to it name it (`;transport=`), and
+   * with `tls` its INVITEs are taken only over TLS. Absent: RFC 3263 picks from DNS, any inbound.
+   */
+  transport?: SipTrunkTransport;
+}
+
+export type SipTrunkTransport = 'udp' | 'tcp' | 'tls';
+
+/** The URI of a trunk's host for requests to it: `sip:<user@>address[;transport=…]`. */
+export function trunkUri(spec: Pick<TrunkSpec, 'address' | 'transport'>, user?: string): string {
+  const t = spec.transport ? `;transport=${spec.transport}` : '';
+  return `sip:${user === undefined ? '' : `${user}@`}${spec.address}${t}`;
 }
 
 export interface TrunkIds {

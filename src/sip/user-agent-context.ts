@@ -24,7 +24,8 @@ export const UA_SUPPORTED = 'timer';
 export interface UaContext extends DialogHost {
   readonly layer: TransactionLayer;
   readonly config: UaConfig;
-  contactFor(transport: TransportKind): string;
+  /** Our Contact for a transport; a sips: one when the request it goes with is sips: (§8.1.1.8). */
+  contactFor(transport: TransportKind, scheme?: 'sip' | 'sips'): string;
   /** Our address-of-record URI in angle brackets, for From. */
   localUri(): string;
   newTag(): string;

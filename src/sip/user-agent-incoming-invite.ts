@@ -61,7 +61,7 @@ export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
 
   private provisional(status: number, hdrs: SipHeader[], body?: Buffer): void {
     if (this.state !== 'pending') return;
-    const headers = [{ name: 'contact', value: this.ua.contactFor(this.source.transport) }, ...hdrs];
+    const headers = [{ name: 'contact', value: this.ua.contactFor(this.source.transport, schemeOf(this.request.uri)) }, ...hdrs];
     this.tx.respond(buildResponse(this.request, status, { toTag: this.toTag, headers, ...(body ? { body } : {}) }));
   }
 
@@ -76,7 +76,7 @@ export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
   accept(sdpAnswer: string, extraHeaders: SipHeader[] = []): Dialog {
     if (this.state !== 'pending') throw new Error(`cannot accept an INVITE that is ${this.state}`);
     this.finish('accepted');
-    const contact = this.ua.contactFor(this.source.transport);
+    const contact = this.ua.contactFor(this.source.transport, schemeOf(this.request.uri));
     const hdrs: SipHeader[] = [
       { name: 'contact', value: contact },
       { name: 'allow', value: UA_ALLOW },
@@ -113,4 +113,9 @@ export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
     this.state = state;
     this.ua.pendingIncoming.delete(this.tx);
   }
+}
+
+/** The scheme our Contact takes for a request to `uri`. */
+function schemeOf(uri: string): 'sip' | 'sips' {
+  return /^sips:/i.test(uri) ? 'sips' : 'sip';
 }

@@ -116,7 +116,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     this.ua.addVia(this.current, dest.transport);
     // Contact follows the transport actually used.
     this.current.headers = this.current.headers.filter((h) => h.name !== 'contact');
-    this.current.headers.splice(5, 0, { name: 'contact', value: this.ua.contactFor(dest.transport) });
+    this.current.headers.splice(5, 0, { name: 'contact', value: this.ua.contactFor(dest.transport, /^sips:/i.test(this.current.uri) ? 'sips' : 'sip') });
     const req = this.current;
     this.ua.startClient(req, dest, {
       onResponse: (res) => void this.onResponse(req, res),
@@ -175,7 +175,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
       existing.receive2xxRetransmission(res);
       return;
     }
-    const contact = this.ua.contactFor(this.dest?.transport ?? 'udp');
+    const contact = this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip');
     const dialog = new Dialog(this.ua, {
       role: 'uac',
       addressing: uacAddressing(req, res, contact),

@@ -9,6 +9,7 @@ import { header, headers, type SipHeader, type SipRequest, type SipResponse } fr
 import { parseNameAddr } from './name-addr.ts';
 import { answerChallenge, withCredentials, type DigestResponder } from './user-agent-auth.ts';
 import type { UaContext } from './user-agent-context.ts';
+import type { TransportKind } from './transaction-types.ts';
 
 export interface RegisterOptions {
   /** Registrar Request-URI, e.g. `sip:pbx.example.com:5060`. */
@@ -93,7 +94,7 @@ export class Registration extends EventEmitter<RegistrationEvents> {
       { name: 'to', value: `<${this.opts.aor}>` },
       { name: 'call-id', value: this.callId },
       { name: 'cseq', value: `${++this.cseq} REGISTER` },
-      { name: 'contact', value: this.ua.contactFor('udp') },
+      { name: 'contact', value: this.ua.contactFor(namedTransport(this.opts.registrar)) },
       { name: 'expires', value: String(expiresSec) },
       { name: 'user-agent', value: this.ua.config.userAgent },
       ...(this.opts.headers ?? []),
@@ -121,4 +122,11 @@ function grantedExpiry(res: SipResponse, ourContact: string, asked: number): num
   }
   const e = Number(header(res, 'expires'));
   return Number.isFinite(e) && e > 0 ? e : asked;
+}
+
+/** The transport a registrar URI asks for (its `transport` parameter, TLS for sips:), else UDP. */
+function namedTransport(registrar: string): TransportKind {
+  if (/^sips:/i.test(registrar)) return 'tls';
+  const t = /;transport=(udp|tcp|tls)\b/i.exec(registrar)?.[1]?.toLowerCase();
+  return (t as TransportKind | undefined) ?? 'udp';
 }

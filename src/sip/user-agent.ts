@@ -23,6 +23,7 @@ import { OutgoingInvite, type InviteOptions } from './user-agent-outgoing-invite
 import { Registration, type RegisterOptions } from './user-agent-register.ts';
 import { parseSipUri } from './uri.ts';
 import { locate, systemDns, type SipDns } from './locate.ts';
+import type { SipTls } from './tls/tls-streams.ts';
 
 export interface UserAgentOptions {
   host?: string;
@@ -43,6 +44,8 @@ export interface UserAgentOptions {
   transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'maxDatagramBytes'>;
   /** Where NAPTR, SRV and address queries go (default: the system's resolver; locate.ts). */
   dns?: SipDns;
+  /** SIP over TLS: outbound connections, and a listener when it holds a certificate. */
+  tls?: SipTls;
 }
 
 export interface UserAgentEvents {
@@ -97,6 +100,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
         port: ua.config.port,
         transports: opts.transports ?? ['udp', 'tcp'],
         onError: (err) => opts.onError?.(err),
+        ...(opts.tls ? { tls: opts.tls } : {}),
       },
       {
         onRequest: (req, source) => ua.layer.receiveRequest(req, source),
@@ -117,6 +121,11 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
 
   get port(): number {
     return this.config.port;
+  }
+
+  /** The TLS listener's port; 0 when there is none. */
+  get tlsPort(): number {
+    return this.transport.localPortFor('tls');
   }
 
   /** Live counts, for leak checks. */
@@ -166,9 +175,17 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
 
   // ---- UaContext / DialogHost ----
 
-  contactFor(transport: TransportKind): string {
+  contactFor(transport: TransportKind, scheme: 'sip' | 'sips' = 'sip'): string {
+    const port = this.portFor(transport);
+    // A sips: request needs a sips: Contact (§8.1.1.8); TLS is then implied.
+    if (scheme === 'sips') return `<sips:${this.config.userName}@${this.config.host}:${port}>`;
     const t = transport === 'udp' ? '' : `;transport=${transport}`;
-    return `<sip:${this.config.userName}@${this.config.host}:${this.config.port}${t}>`;
+    return `<sip:${this.config.userName}@${this.config.host}:${port}${t}>`;
+  }
+
+  /** Our port for a transport in Via and Contact: the TLS listener's for TLS (5061 when we have none). */
+  private portFor(transport: TransportKind): number {
+    return transport === 'tls' ? this.transport.localPortFor('tls') || 5061 : this.config.port;
   }
 
   localUri(): string {
@@ -189,7 +206,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
       protocol: `SIP/2.0/${transport.toUpperCase()}`,
       transport: transport.toUpperCase(),
       host: this.config.host,
-      port: this.config.port,
+      port: this.portFor(transport),
       params: new Map([['branch', `${MAGIC_COOKIE}${this.random()}`], ['rport', undefined]]),
     });
     const mine = req.headers.findIndex((h) => h.name === 'via');
@@ -207,7 +224,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   async locateUri(text: string): Promise<Destination[]> {
     const uri = parseSipUri(text);
     if (!uri) throw new Error(`cannot route to ${text}`);
-    return locate(uri, this.dns);
+    return locate(uri, this.dns, Math.random, { tls: this.tlsPort > 0 });
   }
 
   async resolve(req: SipRequest): Promise<Destination> {

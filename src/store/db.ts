@@ -6,9 +6,10 @@ import type { Database } from './schema.ts';
 import { sql as m001 } from './migrations/001-initial.ts';
 import { sql as m002 } from './migrations/002-chat.ts';
 import { sql as m003 } from './migrations/003-call-heartbeat.ts';
+import { sql as m004 } from './migrations/004-trunk-transport.ts';
 
 /** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m002, m003];
+const MIGRATIONS: readonly string[] = [m001, m002, m003, m004];
 
 export interface Store {
   db: Kysely<Database>;

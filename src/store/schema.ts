@@ -109,6 +109,7 @@ export interface SipTrunksTable {
   inbound_authorization_type: string;
   allowed_inbound_ips: Json | null;
   outbound_proxy: Flag;
+  transport: string | null;
   country_code: string;
   inbound_trunk_id: string;
   outbound_trunk_id: string;

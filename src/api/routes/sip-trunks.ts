@@ -27,6 +27,8 @@ const body = z.object({
   allowed_inbound_ips: z.array(z.string()).max(100).nullish(),
   country_code: z.string().nullish(),
   outbound_proxy: z.boolean().default(false),
+  /** Beside the spec's fields: the SIP transport the trunk must use (absent: chosen by DNS). */
+  transport: z.enum(['udp', 'tcp', 'tls']).nullish(),
 });
 
 /** Extensions are SIP user parts: digits, letters and the few punctuation marks dial plans use. */
@@ -35,8 +37,12 @@ const EXTENSION = /^[A-Za-z0-9*#+_.-]{1,15}$/;
 type Body = z.output<typeof body>;
 
 /** The rules zod cannot express; returns the normalized trunk or throws 422 with every problem. */
-function validate(b: Body, accountId: number): NewSipTrunk {
+function validate(b: Body, accountId: number, tlsListening: boolean): NewSipTrunk {
   const errors: Record<string, string[]> = {};
+  if (b.transport === 'tls' && !tlsListening) {
+    // The carrier's calls and in-dialog requests come back to our TLS listener.
+    addError(errors, 'transport', 'The transport tls needs this engine to listen for SIP over TLS (set SIP_TLS_CERT and SIP_TLS_KEY).');
+  }
   if (b.sip_trunk_type === 'number' && !isE164(b.phone_number)) {
     addError(errors, 'phone_number', 'The phone number field must be an E.164 number (+ and 8 to 15 digits) when the trunk type is number.');
   }
@@ -81,6 +87,7 @@ function validate(b: Body, accountId: number): NewSipTrunk {
     allowedInboundIps: allowed,
     outboundProxy: b.outbound_proxy,
     countryCode: country!,
+    transport: b.transport ?? null,
   };
 }
 
@@ -98,6 +105,7 @@ export function presentTrunk(t: SipTrunk) {
     allowed_inbound_ips: t.allowedInboundIps,
     outbound_proxy: t.outboundProxy,
     country_code: t.countryCode,
+    transport: t.transport,
     inbound_trunk_id: t.inboundTrunkId,
     outbound_trunk_id: t.outboundTrunkId,
     created_at: iso(t.createdAt),
@@ -124,7 +132,7 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
     body,
     status: 201,
     async handler({ body: b, accountId }) {
-      const input = validate(b, accountId);
+      const input = validate(b, accountId, ctx.config.sip.tls?.certFile !== undefined);
       if (await ctx.repos.sipTrunks.exists(input.phoneNumber, input.sipUsername, input.sipAddress)) throw new ConflictError(DUPLICATE);
       const registry = ctx.trunks;
       let ids: TrunkIds;

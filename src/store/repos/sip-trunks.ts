@@ -2,7 +2,7 @@ import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { SecretBox } from '../secrets.ts';
 import { flag, fromJson, toJson } from '../json.ts';
-import type { CallingFormat, StoredTrunkSource, TrunkIds, TrunkSpec } from '../../sip/trunk-registry.ts';
+import type { CallingFormat, SipTrunkTransport, StoredTrunkSource, TrunkIds, TrunkSpec } from '../../sip/trunk-registry.ts';
 
 /** A stored SIP trunk as the API shows it: never the password. */
 export interface SipTrunk {
@@ -18,6 +18,8 @@ export interface SipTrunk {
   allowedInboundIps: string[] | null;
   outboundProxy: boolean;
   countryCode: string;
+  /** Beside the spec's fields: the transport the trunk must use; null lets DNS choose (RFC 3263). */
+  transport: SipTrunkTransport | null;
   inboundTrunkId: string;
   outboundTrunkId: string;
   /** The phone_numbers row created with the trunk (what assistants take as phone_number_id). */
@@ -45,6 +47,7 @@ type Row = {
   allowed_inbound_ips: string | null;
   outbound_proxy: number;
   country_code: string;
+  transport: string | null;
   inbound_trunk_id: string;
   outbound_trunk_id: string;
   created_at: number;
@@ -91,6 +94,7 @@ export class SipTrunksRepo implements StoredTrunkSource {
           allowed_inbound_ips: input.allowedInboundIps ? toJson(input.allowedInboundIps) : null,
           outbound_proxy: flag(input.outboundProxy),
           country_code: input.countryCode,
+          transport: input.transport,
           inbound_trunk_id: ids.inboundTrunkId,
           outbound_trunk_id: ids.outboundTrunkId,
           created_at: now,
@@ -173,6 +177,7 @@ export function specOf(trunk: Omit<NewSipTrunk, 'sipPassword'> & { id: number | 
     allowedIps: trunk.allowedInboundIps,
     outboundProxy: trunk.outboundProxy,
     countryCode: trunk.countryCode,
+    ...(trunk.transport ? { transport: trunk.transport } : {}),
   };
 }
 
@@ -190,6 +195,7 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     allowedInboundIps: row.allowed_inbound_ips === null ? null : fromJson<string[]>(row.allowed_inbound_ips, []),
     outboundProxy: row.outbound_proxy === 1,
     countryCode: row.country_code,
+    transport: (row.transport as SipTrunkTransport | null) ?? null,
     inboundTrunkId: row.inbound_trunk_id,
     outboundTrunkId: row.outbound_trunk_id,
     phoneNumberId,

@@ -14,8 +14,8 @@ export interface Platform extends TestApp {
   assistant(accountId: number, type?: 'inbound' | 'outbound', phoneNumberId?: number | null): Promise<number>;
 }
 
-export async function platform(balanceDollars = 10): Promise<Platform> {
-  const t = await testApp();
+export async function platform(balanceDollars = 10, env: Record<string, string> = {}): Promise<Platform> {
+  const t = await testApp(env);
   const a = await t.account(balanceDollars);
   const b = await t.account(balanceDollars);
   return Object.assign(t, {

@@ -46,6 +46,34 @@ describe('POST /user/sip-trunks', () => {
     expect(provisioned?.spec).toMatchObject({ id: d.id, accountId: t.a.id, password: 's3cret-pass', username: 'alice' });
   });
 
+  it('transport (beside the spec): absent is null (DNS chooses); tls needs the TLS listener; others are 422', async () => {
+    const plain = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody());
+    expect(plain.body.data.transport).toBeNull();
+    expect(t.ctx.trunks.findInboundByNumber('+14155550100')?.spec.transport).toBeUndefined();
+    const tcp = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ phone_number: '+14155550101', transport: 'tcp' }));
+    expect(tcp.status).toBe(201);
+    expect(tcp.body.data.transport).toBe('tcp');
+    const tlsNoListener = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ phone_number: '+14155550102', transport: 'tls' }));
+    expect(tlsNoListener.status).toBe(422);
+    expect(tlsNoListener.body.errors.transport[0]).toMatch(/SIP_TLS_CERT/);
+    const bad = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ phone_number: '+14155550103', transport: 'sctp' }));
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors).toHaveProperty('transport');
+  });
+
+  it('a tls trunk on an engine listening for TLS: stored, shown and provisioned', async () => {
+    const secure = await platform(10, { SIP_TLS_CERT: '/etc/switchboard/sip.pem', SIP_TLS_KEY: '/etc/switchboard/sip.key' });
+    try {
+      const res = await secure.req(secure.a.key, 'POST', '/user/sip-trunks', trunkBody({ transport: 'tls' }));
+      expect(res.status).toBe(201);
+      expect(res.body.data.transport).toBe('tls');
+      expect((await secure.req(secure.a.key, 'GET', `/user/sip-trunks/${res.body.data.id}`)).body.transport).toBe('tls');
+      expect(secure.ctx.trunks.findInboundByNumber('+14155550100')?.spec.transport).toBe('tls');
+    } finally {
+      await secure.close();
+    }
+  });
+
   it('detects the country from the number, takes an explicit one, and accepts extensions', async () => {
     const uk = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ phone_number: '+442071838750' }));
     expect(uk.body.data.country_code).toBe('GB');

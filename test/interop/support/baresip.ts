@@ -30,8 +30,12 @@ export interface BaresipOptions {
   channels?: 1 | 2;
   /** SIP port on 127.0.0.1 (default: a free one). Engine trunks dial 5060: a trunk's sip_address has no port. */
   sipPort?: number;
-  /** SIP transports to listen on (default udp only). */
-  transports?: Array<'udp' | 'tcp'>;
+  /** SIP transports to listen on (default udp only). baresip takes TLS on the SIP port + 1. */
+  transports?: Array<'udp' | 'tcp' | 'tls'>;
+  /** SIP over TLS: baresip's certificate with its key in one PEM file, and the CA it trusts. */
+  tls?: { bundleFile: string; caFile: string };
+  /** The account's media encryption (`srtp`: offered, `srtp-mand`: required; SDES keys). */
+  mediaenc?: 'srtp' | 'srtp-mand';
   /** Log SIP messages to the output (-s), for debugging. */
   sipTrace?: boolean;
 }
@@ -65,6 +69,11 @@ export class Baresip {
   /** The SIP URI of this baresip's account, for the engine to call. */
   get uri(): string {
     return `sip:${this.user}@${LOOPBACK}:${this.sipPort}`;
+  }
+
+  /** The account's URI over TLS (baresip listens for TLS on the SIP port + 1). */
+  get tlsUri(): string {
+    return `sip:${this.user}@${LOOPBACK}:${this.sipPort + 1};transport=tls`;
   }
 
   get output(): string {
@@ -106,12 +115,14 @@ export class Baresip {
     const modules = new Set(['g711.so', 'aufile.so', 'aubridge.so', 'sndfile.so']);
     if (codecs.some((c) => c.toUpperCase() === 'G722')) modules.add('g722.so');
     if (codecs.some((c) => c.toUpperCase() === 'OPUS')) modules.add('opus.so');
+    if (options.mediaenc) modules.add('srtp.so');
     writeFileSync(
       join(dir, 'config'),
       [
         'poll_method\t\tpoll',
         `sip_listen\t\t${LOOPBACK}:${sipPort}`,
         `sip_transports\t\t${(options.transports ?? ['udp']).join(',')}`,
+        ...(options.tls ? [`sip_certificate\t\t${options.tls.bundleFile}`, `sip_cafile\t\t${options.tls.caFile}`] : []),
         `net_interface\t\t${LOOPBACK}`,
         'call_max_calls\t\t4',
         `audio_player\t\taubridge,play-${sipPort}`,
@@ -134,7 +145,7 @@ export class Baresip {
     writeFileSync(
       join(dir, 'accounts'),
       // baresip assumes 8 kHz when a codec name has no rate: G.722 must be spelled out.
-      `<sip:${user}@${LOOPBACK}>;regint=0;answermode=auto;audio_codecs=${codecs.map((c) => (c.toUpperCase() === 'G722' ? 'G722/16000/1' : c.toUpperCase() === 'OPUS' ? 'opus/48000/2' : c)).join(',')}\n`,
+      `<sip:${user}@${LOOPBACK}${options.tls ? ';transport=tls' : ''}>;regint=0;answermode=auto${options.mediaenc ? `;mediaenc=${options.mediaenc}` : ''};audio_codecs=${codecs.map((c) => (c.toUpperCase() === 'G722' ? 'G722/16000/1' : c.toUpperCase() === 'OPUS' ? 'opus/48000/2' : c)).join(',')}\n`,
     );
     writeFileSync(join(dir, 'contacts'), '');
     const args = ['-f', dir, ...(options.sipTrace ? ['-s'] : [])];

@@ -14,6 +14,7 @@ import { createSdpSession } from '../../../src/media/sdp-write.ts';
 import type { Dialog, DialogEndReason } from '../../../src/sip/dialog.ts';
 import type { IncomingInvite } from '../../../src/sip/user-agent-incoming-invite.ts';
 import { UserAgent } from '../../../src/sip/user-agent.ts';
+import type { SipTls } from '../../../src/sip/tls/tls-streams.ts';
 import { engineRtpRange, LOOPBACK, tone, within } from './tools.ts';
 
 export interface MediaCall {
@@ -42,8 +43,14 @@ export class MediaUa {
     private readonly mode: { answer: 'echo' | 'ring' },
   ) {}
 
-  static async start(options: { userName?: string; answer?: 'echo' | 'ring' } = {}): Promise<MediaUa> {
-    const ua = await UserAgent.create({ host: LOOPBACK, port: 0, transports: ['udp', 'tcp'], userName: options.userName ?? 'echo' });
+  static async start(options: { userName?: string; answer?: 'echo' | 'ring'; tls?: SipTls } = {}): Promise<MediaUa> {
+    const ua = await UserAgent.create({
+      host: LOOPBACK,
+      port: 0,
+      transports: ['udp', 'tcp'],
+      userName: options.userName ?? 'echo',
+      ...(options.tls ? { tls: options.tls } : {}),
+    });
     const pool = new PortPool({ host: LOOPBACK, ...engineRtpRange() });
     const self = new MediaUa(ua, pool, { answer: options.answer ?? 'echo' });
     ua.onInvite = (incoming) => void self.onInvite(incoming);
@@ -56,6 +63,11 @@ export class MediaUa {
 
   uri(user = 'echo'): string {
     return `sip:${user}@${LOOPBACK}:${this.ua.port}`;
+  }
+
+  /** Our URI over TLS (the UA's TLS listener). */
+  tlsUri(user = 'echo'): string {
+    return `sip:${user}@${LOOPBACK}:${this.ua.tlsPort};transport=tls`;
   }
 
   private notify(): void {

@@ -55,6 +55,16 @@ describe('routeInvite', () => {
     expect(route('switchboard', ['ip1'], '+14155550100')).toMatchObject({ kind: 'accept', trunk: ipTrunk });
   });
 
+  it('a trunk that requires TLS takes its calls only over TLS, trusted source or not', () => {
+    const secure = trunk('tls1', { transport: 'tls' });
+    const view = { trunks: [secure], trusting: new Set(['tls1']) };
+    const facts = { sourceIp: '10.0.0.1', requestUser: '+14155550100', toUser: undefined };
+    expect(routeInvite({ ...facts, transport: 'udp' }, view)).toMatchObject({ kind: 'reject', status: 403, reason: 'TLS Required', strike: false });
+    expect(routeInvite({ ...facts, transport: 'tcp' }, view)).toMatchObject({ kind: 'reject', status: 403 });
+    expect(routeInvite(facts, view)).toMatchObject({ kind: 'reject', status: 403 });
+    expect(routeInvite({ ...facts, transport: 'tls' }, view)).toMatchObject({ kind: 'accept', trunk: secure });
+  });
+
   it('a diagnostics To on a registration call', () => {
     expect(route('auth1', ['auth1'], '*43')).toMatchObject({ kind: 'accept', trunk: authTrunk, diagnostic: 'echo' });
   });

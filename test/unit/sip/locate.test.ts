@@ -62,7 +62,7 @@ describe('RFC 3263 server location', () => {
           naptr(10, 50, 'SIP+D2U', '_sip._udp.example.com'),
           naptr(10, 20, 'SIP+D2T', '_sip._tcp.example.com'),
           naptr(5, 10, 'SIP+D2S', '_sip._sctp.example.com'), // SCTP: not ours, skipped
-          naptr(2, 10, 'SIPS+D2T', '_sips._tcp.example.com'), // TLS: not ours either
+          naptr(2, 10, 'SIPS+D2T', '_sips._tcp.example.com'), // TLS: only when we listen for TLS
           naptr(1, 10, 'SIP+D2T', 'ignored.example.com', 'a'), // not an SRV flag, skipped
         ],
       },
@@ -77,13 +77,34 @@ describe('RFC 3263 server location', () => {
     expect(await locate(uri('sip:a@example.com'), dns)).toEqual([{ transport: 'tcp', address: '192.0.2.21', port: 5062 }]);
   });
 
+  it('with a TLS listener a sip: URI may go over TLS when NAPTR prefers it; the place carries the domain to verify', async () => {
+    const { dns } = fakeDns({
+      naptr: { 'example.com': [naptr(20, 10, 'SIP+D2U', '_sip._udp.example.com'), naptr(10, 10, 'SIPS+D2T', '_sips._tcp.example.com')] },
+      srv: { '_sip._udp.example.com': [srv(0, 0, 5060, 'u.example.com')], '_sips._tcp.example.com': [srv(0, 0, 5061, 'tls.example.com')] },
+      a: { 'u.example.com': ['192.0.2.30'], 'tls.example.com': ['192.0.2.31'] },
+    });
+    // RFC 5922 §4: the identity is the domain of the URI, not the SRV target.
+    expect(await locate(uri('sip:a@example.com'), dns, Math.random, { tls: true })).toEqual([
+      { transport: 'tls', address: '192.0.2.31', port: 5061, serverName: 'example.com' },
+    ]);
+    expect(await locate(uri('sip:a@example.com'), dns, Math.random, { tls: false })).toEqual([{ transport: 'udp', address: '192.0.2.30', port: 5060 }]);
+  });
+
+  it('with a TLS listener and no NAPTR, _sips._tcp is asked after UDP and TCP', async () => {
+    const { dns, asked } = fakeDns({ srv: { '_sips._tcp.example.com': [srv(0, 0, 5061, 't.example.com')] }, a: { 't.example.com': ['192.0.2.41'] } });
+    expect(await locate(uri('sip:a@example.com'), dns, Math.random, { tls: true })).toEqual([
+      { transport: 'tls', address: '192.0.2.41', port: 5061, serverName: 'example.com' },
+    ]);
+    expect(asked).toEqual(['NAPTR example.com', 'SRV _sip._udp.example.com', 'SRV _sip._tcp.example.com', 'SRV _sips._tcp.example.com', 'A t.example.com']);
+  });
+
   it('a sips: URI uses only SIPS+D2T, over TLS', async () => {
     const { dns } = fakeDns({
       naptr: { 'example.com': [naptr(10, 10, 'SIP+D2U', '_sip._udp.example.com'), naptr(20, 10, 'SIPS+D2T', '_sips._tcp.example.com')] },
       srv: { '_sip._udp.example.com': [srv(0, 0, 5060, 'u.example.com')], '_sips._tcp.example.com': [srv(0, 0, 5061, 'tls.example.com')] },
       a: { 'u.example.com': ['192.0.2.30'], 'tls.example.com': ['192.0.2.31'] },
     });
-    expect(await locate(uri('sips:a@example.com'), dns)).toEqual([{ transport: 'tls', address: '192.0.2.31', port: 5061 }]);
+    expect(await locate(uri('sips:a@example.com'), dns)).toEqual([{ transport: 'tls', address: '192.0.2.31', port: 5061, serverName: 'example.com' }]);
   });
 
   it('no NAPTR: SRV for UDP, then TCP; the first with records wins', async () => {
@@ -98,7 +119,7 @@ describe('RFC 3263 server location', () => {
   it('no NAPTR and no SRV: the name’s addresses on the default port', async () => {
     const { dns } = fakeDns({ a: { 'pbx.example.com': ['192.0.2.50'] } });
     expect(await locate(uri('sip:a@pbx.example.com'), dns)).toEqual([{ transport: 'udp', address: '192.0.2.50', port: 5060 }]);
-    expect(await locate(uri('sips:a@pbx.example.com'), dns)).toEqual([{ transport: 'tls', address: '192.0.2.50', port: 5061 }]);
+    expect(await locate(uri('sips:a@pbx.example.com'), dns)).toEqual([{ transport: 'tls', address: '192.0.2.50', port: 5061, serverName: 'pbx.example.com' }]);
   });
 
   it('SRV targets in priority order, every address of each; a target without addresses is passed over', async () => {

@@ -14,6 +14,9 @@ export const CALL_CAP_DEFAULTS = Object.freeze({ maxLiveCalls: 500, maxPerAccoun
 
 const count = z.coerce.number().int().min(1);
 
+/** Bounds on SIP over TCP (src/sip/tcp-admission.ts, src/sip/stream-deadline.ts, src/sip/fd-budget.ts). */
+export const SIP_TCP_DEFAULTS = Object.freeze({ maxPerSource: 64, acceptRatePerSecond: 10, idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
+
 function defaultPublicHost(): string {
   for (const list of Object.values(os.networkInterfaces())) {
     for (const addr of list ?? []) {
@@ -50,6 +53,12 @@ const schema = z
     SWITCHBOARD_MAX_CALLS_PER_ACCOUNT: count.default(CALL_CAP_DEFAULTS.maxPerAccount),
     SWITCHBOARD_MAX_CALLS_PER_TRUNK: count.default(CALL_CAP_DEFAULTS.maxPerTrunk),
     SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
+    SIP_TCP_MAX_CONNECTIONS: count.optional(),
+    SIP_TCP_MAX_PER_SOURCE: count.default(SIP_TCP_DEFAULTS.maxPerSource),
+    SIP_TCP_ACCEPT_RATE: z.coerce.number().positive().max(100_000).default(SIP_TCP_DEFAULTS.acceptRatePerSecond),
+    SIP_TCP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(86_400_000).default(SIP_TCP_DEFAULTS.idleTimeoutMs),
+    SIP_TCP_MESSAGE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(SIP_TCP_DEFAULTS.messageTimeoutMs),
+    SIP_TCP_FD_RESERVE: z.coerce.number().int().min(0).optional(),
   })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
@@ -63,7 +72,7 @@ const schema = z
 export interface Config {
   dataDir: string;
   http: { host: string; port: number };
-  sip: { host: string; port: number; publicHost: string };
+  sip: { host: string; port: number; publicHost: string; tcp: SipTcpConfig };
   /**
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
@@ -85,6 +94,20 @@ export interface Config {
   calls: { maxLiveCalls: number; maxPerAccount: number; maxPerTrunk: number; maxLoopDelayMs: number };
 }
 
+/**
+ * Bounds on inbound SIP over TCP. `maxConnections` and `fdReserve` undefined: derived at start-up
+ * from the process's descriptor limit (src/sip/fd-budget.ts).
+ */
+export interface SipTcpConfig {
+  maxConnections?: number;
+  maxPerSource: number;
+  /** New connections per second per source (bursts of twice that). */
+  acceptRatePerSecond: number;
+  idleTimeoutMs: number;
+  messageTimeoutMs: number;
+  fdReserve?: number;
+}
+
 export class ConfigError extends Error {}
 
 /** Parses the environment once; a bad value throws a ConfigError naming the variable. */
@@ -100,7 +123,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   return Object.freeze({
     dataDir: path.resolve(e.SWITCHBOARD_DATA_DIR),
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
-    sip: { host: e.SIP_HOST, port: e.SIP_PORT, publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost() },
+    sip: {
+      host: e.SIP_HOST,
+      port: e.SIP_PORT,
+      publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost(),
+      tcp: {
+        maxConnections: e.SIP_TCP_MAX_CONNECTIONS,
+        maxPerSource: e.SIP_TCP_MAX_PER_SOURCE,
+        acceptRatePerSecond: e.SIP_TCP_ACCEPT_RATE,
+        idleTimeoutMs: e.SIP_TCP_IDLE_TIMEOUT_MS,
+        messageTimeoutMs: e.SIP_TCP_MESSAGE_TIMEOUT_MS,
+        fdReserve: e.SIP_TCP_FD_RESERVE,
+      },
+    },
     rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1' },
     dspNative: e.SWITCHBOARD_DSP_NATIVE === '1',
     heapGrowingPercent: e.SWITCHBOARD_HEAP_GROWING_PERCENT,

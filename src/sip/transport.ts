@@ -2,6 +2,11 @@
  * The only SIP socket code: UDP and TCP on one host/port (IPv4). Incoming bytes go through the
  * shared parser (datagrams) or stream framer (TCP); requests get received/rport stamped (§18.2.1, RFC 3581) before
  * they reach the handler. TLS is a seam only: a `StreamFactory` for kind 'tls' can be plugged in.
+ *
+ * Stream connections are bounded: an accepted socket goes through `admission` (tcp-admission.ts:
+ * total, per-source, accept-rate and descriptor-reserve limits) and is reset at once when
+ * refused; every connection is closed at its deadline (stream-deadline.ts: a whole message
+ * within `messageTimeoutMs` of its first byte, `idleTimeoutMs` without traffic).
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -10,6 +15,9 @@ import type { Destination, Source, TransportKind } from './transaction-types.ts'
 import { parseMessage, type ParseResult } from './parser.ts';
 import { serializeMessage } from './serializer.ts';
 import { SipStreamFramer, type FramerOptions } from './stream-framer.ts';
+import { systemClock, type Clock, type Timer } from '../util/clock.ts';
+import type { AdmissionTicket, RefusalReason, TcpAdmission } from './tcp-admission.ts';
+import { StreamDeadline, type Expiry } from './stream-deadline.ts';
 import { rejectionResponse } from './transport-bad-request.ts';
 import { responseDestination, stampReceived } from './transport-via.ts';
 
@@ -33,8 +41,14 @@ export interface SipTransportOptions {
   /** Parser limits (message size, header count, line length) for both transports. */
   limits?: FramerOptions;
   maxDatagramBytes?: number;
-  /** Idle stream connections are closed after this long. */
+  /** Stream connections with no partial message are closed after this long without traffic (default 300 s). */
   idleTimeoutMs?: number;
+  /** A stream message must arrive whole within this long of its first byte (default 10 s). */
+  messageTimeoutMs?: number;
+  /** Who may open inbound stream connections (default: anyone, unbounded). */
+  admission?: TcpAdmission;
+  /** Connection deadlines and admission rates (default: the system clock). */
+  clock?: Clock;
   /** Diagnostics for dropped input and socket errors; never thrown. */
   onError?: (err: Error) => void;
 }
@@ -51,7 +65,10 @@ interface Conn {
   socket: net.Socket;
   remoteKey: string;
   ready: Promise<void>;
+  deadline: StreamDeadline;
 }
+
+export const STREAM_DEFAULTS = Object.freeze({ idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
 
 export class SipTransport {
   private udp: dgram.Socket | undefined;
@@ -61,11 +78,18 @@ export class SipTransport {
   private nextConn = 0;
   private closed = false;
   private port = 0;
+  private readonly clock: Clock;
+  /** Inbound stream connections refused by admission, by reason. */
+  readonly refused: Record<RefusalReason, number> = { rate: 0, per_source: 0, total: 0, fd_reserve: 0 };
+  /** Stream connections closed at a deadline, by which one. */
+  readonly expired: Record<Expiry, number> = { idle: 0, message: 0 };
 
   private constructor(
     private readonly opts: SipTransportOptions,
     private readonly handler: TransportHandler,
-  ) {}
+  ) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   static async listen(opts: SipTransportOptions, handler: TransportHandler): Promise<SipTransport> {
     const t = new SipTransport(opts, handler);
@@ -114,7 +138,7 @@ export class SipTransport {
       chosen = udp.address().port;
     }
     if (kinds.includes('tcp')) {
-      const server = tcpFactory.createServer((socket) => this.adopt(socket, 'tcp', Promise.resolve()));
+      const server = tcpFactory.createServer((socket) => this.accept(socket, 'tcp'));
       this.server = server;
       server.on('error', (err) => this.report(err));
       await new Promise<void>((resolve, reject) => {
@@ -145,6 +169,7 @@ export class SipTransport {
     if (dest.transport === 'tls') throw new Error('TLS transport not implemented');
     const conn = this.connectionFor(dest);
     await conn.ready;
+    conn.deadline.onOutput(this.clock.monotonic());
     await new Promise<void>((resolve, reject) => conn.socket.write(bytes, (err) => (err ? reject(err) : resolve())));
   }
 
@@ -168,10 +193,43 @@ export class SipTransport {
     return this.adopt(socket, 'tcp', ready, key);
   }
 
-  private adopt(socket: net.Socket, kind: 'tcp' | 'tls', ready: Promise<void>, remoteKey?: string): Conn {
+  /** An inbound stream connection: admitted and adopted, or reset at once. */
+  private accept(socket: net.Socket, kind: 'tcp' | 'tls'): void {
+    const admission = this.opts.admission;
+    const address = socket.remoteAddress;
+    if (!admission || this.closed) {
+      this.adopt(socket, kind, Promise.resolve());
+      return;
+    }
+    socket.on('error', () => undefined); // a reset peer must not crash the process
+    // Gone before we got to it (the peer reset while it waited in the backlog): nothing to admit.
+    if (address === undefined) {
+      socket.destroy();
+      return;
+    }
+    const verdict = admission.admit(address, this.clock.monotonic());
+    if (!verdict.ok) {
+      this.refused[verdict.reason]++;
+      // RST rather than FIN: no TIME_WAIT or half-closed state is left behind for a refusal.
+      socket.resetAndDestroy();
+      return;
+    }
+    this.adopt(socket, kind, Promise.resolve(), undefined, verdict.ticket);
+  }
+
+  private adopt(socket: net.Socket, kind: 'tcp' | 'tls', ready: Promise<void>, remoteKey?: string, ticket?: AdmissionTicket): Conn {
     const id = `${kind}-${++this.nextConn}`;
     const key = remoteKey ?? `${kind}:${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
-    const conn: Conn = { id, kind, socket, remoteKey: key, ready };
+    const clock = this.clock;
+    const deadline = new StreamDeadline(
+      {
+        idleTimeoutMs: this.opts.idleTimeoutMs ?? STREAM_DEFAULTS.idleTimeoutMs,
+        messageTimeoutMs: this.opts.messageTimeoutMs ?? STREAM_DEFAULTS.messageTimeoutMs,
+      },
+      clock.monotonic(),
+    );
+    const conn: Conn = { id, kind, socket, remoteKey: key, ready, deadline };
+    if (ticket) socket.once('close', () => this.opts.admission?.release(ticket));
     if (this.closed) {
       socket.destroy();
       return conn;
@@ -179,12 +237,41 @@ export class SipTransport {
     this.conns.set(id, conn);
     this.byRemote.set(key, conn);
     const framer = new SipStreamFramer(this.opts.limits ?? {});
-    socket.setTimeout(this.opts.idleTimeoutMs ?? 300_000, () => socket.destroy());
+    // One timer per connection, moved only when the deadline comes sooner than it is set for;
+    // when it fires early (the deadline moved later) it is set again.
+    let timer: Timer | undefined;
+    let timerAtMs = Infinity;
+    const arm = (): void => {
+      const at = deadline.wakeAtMs;
+      if (timer && timerAtMs <= at) return;
+      timer?.cancel();
+      timerAtMs = at;
+      timer = clock.setTimeout(fire, Math.max(0, at - clock.monotonic()));
+    };
+    const fire = (): void => {
+      timer = undefined;
+      timerAtMs = Infinity;
+      if (socket.destroyed) return;
+      const why = deadline.expired(clock.monotonic());
+      if (!why) {
+        arm();
+        return;
+      }
+      this.expired[why]++;
+      this.report(new Error(`closing ${id}: ${why === 'idle' ? 'idle' : 'message not complete'} past its deadline`));
+      socket.destroy();
+    };
+    arm();
     socket.on('data', (chunk: Buffer) => {
+      let completed = false;
       for (const ev of framer.push(chunk)) {
-        if (ev.type === 'message') this.onParsed(ev.result, this.sourceOf(conn));
-        else if (ev.type === 'ping') socket.write('\r\n'); // RFC 5626 §4.4.1 pong
-        else {
+        if (ev.type === 'message') {
+          completed = true;
+          this.onParsed(ev.result, this.sourceOf(conn));
+        } else if (ev.type === 'ping') {
+          completed = true;
+          socket.write('\r\n'); // RFC 5626 §4.4.1 pong
+        } else {
           // Framing is lost for good: answer if possible, then drop the connection.
           if (ev.result) this.onParsed(ev.result, this.sourceOf(conn));
           this.report(new Error(`closing ${id}: ${ev.error}`));
@@ -192,9 +279,13 @@ export class SipTransport {
           return;
         }
       }
+      deadline.onInput(clock.monotonic(), completed, framer.midMessage);
+      arm();
     });
     socket.on('error', (err) => this.report(err));
     socket.on('close', () => {
+      timer?.cancel();
+      timer = undefined;
       this.conns.delete(id);
       if (this.byRemote.get(key) === conn) this.byRemote.delete(key);
     });

@@ -203,6 +203,7 @@ export class SipServer {
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
     ua.config.host = opts.config.sip.publicHost;
     server = new SipServer(ua, opts);
+    server.tcpLimits = tcp.summary;
     server.registrations.start();
     logger.info({ host: opts.config.sip.host, port: ua.port, publicHost: opts.config.sip.publicHost, tcp: tcp.summary }, 'SIP listening');
     return server;
@@ -229,6 +230,9 @@ export class SipServer {
   get port(): number {
     return this.ua.port;
   }
+
+  /** The bounds on inbound SIP over TCP in force (configured or derived from the descriptor limit). */
+  tcpLimits!: Readonly<{ maxConnections: number; maxPerSource: number; acceptRatePerSecond: number; fdLimit: number; fdReserve: number }>;
 
   /** SIP stream connections open, refused and closed at a deadline (for /metrics). */
   get tcpStats(): UserAgent['streams'] {

@@ -188,6 +188,14 @@ export class SipServer {
     // Trust is known once the server exists (trunks, registrars); no connection arrives before.
     let server: SipServer | undefined;
     const tcp = SipServer.tcpBounds(opts, (ip) => server?.trustedSource(ip) ?? false);
+    const clock = opts.clock ?? systemClock;
+    let lastRefusalLog = -Infinity;
+    const onRefused = (reason: string, address: string): void => {
+      const now = clock.monotonic();
+      if (now - lastRefusalLog < 10_000) return;
+      lastRefusalLog = now;
+      logger.warn({ reason, address, refused: server?.tcpStats.refused, limits: tcp.summary }, 'SIP over TCP: connections refused (logged at most every 10 s)');
+    };
     const ua = await UserAgent.create({
       host: opts.config.sip.host,
       port: opts.config.sip.port,
@@ -198,7 +206,7 @@ export class SipServer {
       ...(opts.timers ? { timers: opts.timers } : {}),
       ...(opts.dns ? { dns: opts.dns } : {}),
       onError: (err) => logger.debug({ err: err.message }, 'SIP transport'),
-      transport: tcp.transport,
+      transport: { ...tcp.transport, onRefused },
     });
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
     ua.config.host = opts.config.sip.publicHost;

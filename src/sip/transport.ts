@@ -47,6 +47,8 @@ export interface SipTransportOptions {
   messageTimeoutMs?: number;
   /** Who may open inbound stream connections (default: anyone, unbounded). */
   admission?: TcpAdmission;
+  /** Told of each inbound stream connection refused by admission (for throttled logging). */
+  onRefused?: (reason: RefusalReason, address: string) => void;
   /** Connection deadlines and admission rates (default: the system clock). */
   clock?: Clock;
   /** Diagnostics for dropped input and socket errors; never thrown. */
@@ -210,6 +212,7 @@ export class SipTransport {
     const verdict = admission.admit(address, this.clock.monotonic());
     if (!verdict.ok) {
       this.refused[verdict.reason]++;
+      this.opts.onRefused?.(verdict.reason, address);
       // RST rather than FIN: no TIME_WAIT or half-closed state is left behind for a refusal.
       socket.resetAndDestroy();
       return;

@@ -41,7 +41,7 @@ export interface UserAgentOptions {
   random?: () => string;
   onError?: (err: Error) => void;
   /** Parser limits and the bounds on stream connections (admission, deadlines). */
-  transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'messageTimeoutMs' | 'maxDatagramBytes' | 'admission' | 'clock'>;
+  transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'messageTimeoutMs' | 'maxDatagramBytes' | 'admission' | 'onRefused' | 'clock'>;
   /** Where NAPTR, SRV and address queries go (default: the system's resolver; locate.ts). */
   dns?: SipDns;
 }

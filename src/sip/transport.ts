@@ -6,7 +6,8 @@
  * Stream connections are bounded: an accepted socket goes through `admission` (tcp-admission.ts:
  * total, per-source, accept-rate and descriptor-reserve limits) and is reset at once when
  * refused; every connection is closed at its deadline (stream-deadline.ts: a whole message
- * within `messageTimeoutMs` of its first byte, `idleTimeoutMs` without traffic).
+ * within `messageTimeoutMs` of its first byte, an inbound connection's first message within
+ * `messageTimeoutMs` of its accept, `idleTimeoutMs` without traffic).
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -220,6 +221,7 @@ export class SipTransport {
     this.adopt(socket, kind, Promise.resolve(), undefined, verdict.ticket);
   }
 
+  /** `remoteKey` is given for connections we open; inbound ones must bring a message first. */
   private adopt(socket: net.Socket, kind: 'tcp' | 'tls', ready: Promise<void>, remoteKey?: string, ticket?: AdmissionTicket): Conn {
     const id = `${kind}-${++this.nextConn}`;
     const key = remoteKey ?? `${kind}:${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
@@ -230,6 +232,7 @@ export class SipTransport {
         messageTimeoutMs: this.opts.messageTimeoutMs ?? STREAM_DEFAULTS.messageTimeoutMs,
       },
       clock.monotonic(),
+      remoteKey === undefined,
     );
     const conn: Conn = { id, kind, socket, remoteKey: key, ready, deadline };
     if (ticket) socket.once('close', () => this.opts.admission?.release(ticket));

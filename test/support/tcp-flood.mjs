@@ -1,7 +1,8 @@
 // A SIP-over-TCP connection flood for tests, run as a child process so its sockets do not count
 // against the test process's descriptors. argv[2]: JSON {host, port, concurrency, plan: [[address,
 // count], ...]}. Connections are opened in round-robin over the plan (every address connects
-// once, then again...), `concurrency` in flight; each is kept open until the server closes it.
+// once, then again...), `concurrency` in flight; each sends a keep-alive ping and is kept open
+// until the server closes it.
 // stdout: one JSON line when every attempt settled ({"done": ...}); stdin "close": destroy all, exit.
 import net from 'node:net';
 
@@ -29,6 +30,9 @@ function one(address) {
     let connected = false;
     socket.on('connect', () => {
       connected = true;
+      // A keep-alive ping, as a client holding its connection would send (RFC 5626): without it
+      // the server closes the connection at its first-message deadline.
+      socket.write('\r\n\r\n');
       stats.connected++;
       open.add(socket);
       resolve();

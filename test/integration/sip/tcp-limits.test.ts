@@ -96,6 +96,7 @@ describe('SIP over TCP limits', () => {
   it('closes an idle connection, and stray CRLFs do not keep it alive', async () => {
     const t = await listen({ messageTimeoutMs: 10_000, idleTimeoutMs: 1200 });
     const c = await connect(t.localPort, '127.0.3.3');
+    c.socket.write('\r\n\r\n'); // a keep-alive ping: the connection is in use, the idle timeout applies
     const start = performance.now();
     const stray = setInterval(() => c.socket.destroyed || c.socket.write('\n'), 200);
     try {
@@ -105,6 +106,16 @@ describe('SIP over TCP limits', () => {
     }
     expect((await c.closed) - start).toBeLessThan(2500);
     expect(t.expired.idle).toBe(1);
+  });
+
+  it('closes an inbound connection that sends nothing at the message deadline', async () => {
+    const t = await listen({ messageTimeoutMs: 1000, idleTimeoutMs: 60_000 });
+    const silent = await connect(t.localPort, '127.0.3.4');
+    const pinged = await connect(t.localPort, '127.0.3.5');
+    pinged.socket.write('\r\n\r\n');
+    expect(await closedWithin(silent, 3000)).toBe(true);
+    expect(await closedWithin(pinged, 100)).toBe(false);
+    expect(t.expired).toEqual({ message: 1, idle: 0 });
   });
 
   it('resets connections past the per-source cap at once; other sources still get in', async () => {

@@ -70,6 +70,18 @@ describe('StreamDeadline', () => {
     expect(d.wakeAtMs).toBe(125_000);
   });
 
+  it('an inbound connection must bring its first message or ping within the message deadline; stray LFs do not count', () => {
+    const d = new StreamDeadline({ idleTimeoutMs: 60_000, messageTimeoutMs: 10_000 }, 0, true);
+    const f = new SipStreamFramer();
+    feed(d, f, 2_000, '\n');
+    feed(d, f, 9_000, OPTIONS.slice(0, 20));
+    expect(d.wakeAtMs).toBe(10_000);
+    expect(d.expired(10_000)).toBe('message');
+    const pinged = new StreamDeadline({ idleTimeoutMs: 60_000, messageTimeoutMs: 10_000 }, 0, true);
+    feed(pinged, new SipStreamFramer(), 3_000, '\r\n\r\n');
+    expect(pinged.wakeAtMs).toBe(63_000);
+  });
+
   it('sending on the connection keeps it open', () => {
     const d = new StreamDeadline({ idleTimeoutMs: 60_000, messageTimeoutMs: 10_000 }, 0);
     d.onOutput(50_000);

@@ -14,6 +14,9 @@ export const CALL_CAP_DEFAULTS = Object.freeze({ maxLiveCalls: 500, maxPerAccoun
 
 const count = z.coerce.number().int().min(1);
 
+/** Bounds on SIP over TCP (src/sip/tcp-admission.ts, src/sip/stream-deadline.ts, src/sip/fd-budget.ts). */
+export const SIP_TCP_DEFAULTS = Object.freeze({ maxPerSource: 64, acceptRatePerSecond: 10, idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
+
 function defaultPublicHost(): string {
   for (const list of Object.values(os.networkInterfaces())) {
     for (const addr of list ?? []) {
@@ -56,6 +59,12 @@ const schema = z
     SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
     SWITCHBOARD_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
     SWITCHBOARD_CALL_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
+    SIP_TCP_MAX_CONNECTIONS: count.optional(),
+    SIP_TCP_MAX_PER_SOURCE: count.default(SIP_TCP_DEFAULTS.maxPerSource),
+    SIP_TCP_ACCEPT_RATE: z.coerce.number().positive().max(100_000).default(SIP_TCP_DEFAULTS.acceptRatePerSecond),
+    SIP_TCP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(86_400_000).default(SIP_TCP_DEFAULTS.idleTimeoutMs),
+    SIP_TCP_MESSAGE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(SIP_TCP_DEFAULTS.messageTimeoutMs),
+    SIP_TCP_FD_RESERVE: z.coerce.number().int().min(0).optional(),
   })
   .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
     path: ['SIP_TLS_CERT'],
@@ -77,7 +86,7 @@ export interface Config {
    * `tls`: SIP over TLS. A listener on `tls.port` (0: ephemeral) when cert and key (PEM files)
    * are set; `caFile` adds trust for outbound connections beside the system's store.
    */
-  sip: { host: string; port: number; publicHost: string; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
+  sip: { host: string; port: number; publicHost: string; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
   /**
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
@@ -103,6 +112,20 @@ export interface Config {
   callHeartbeatMs: number;
 }
 
+/**
+ * Bounds on inbound SIP over TCP. `maxConnections` and `fdReserve` undefined: derived at start-up
+ * from the process's descriptor limit (src/sip/fd-budget.ts).
+ */
+export interface SipTcpConfig {
+  maxConnections?: number;
+  maxPerSource: number;
+  /** New connections per second per source (bursts of twice that). */
+  acceptRatePerSecond: number;
+  idleTimeoutMs: number;
+  messageTimeoutMs: number;
+  fdReserve?: number;
+}
+
 export class ConfigError extends Error {}
 
 /** Parses the environment once; a bad value throws a ConfigError naming the variable. */
@@ -123,6 +146,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       port: e.SIP_PORT,
       publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost(),
       tls: { port: e.SIP_TLS_PORT, certFile: e.SIP_TLS_CERT, keyFile: e.SIP_TLS_KEY, caFile: e.SIP_TLS_CA },
+      tcp: {
+        maxConnections: e.SIP_TCP_MAX_CONNECTIONS,
+        maxPerSource: e.SIP_TCP_MAX_PER_SOURCE,
+        acceptRatePerSecond: e.SIP_TCP_ACCEPT_RATE,
+        idleTimeoutMs: e.SIP_TCP_IDLE_TIMEOUT_MS,
+        messageTimeoutMs: e.SIP_TCP_MESSAGE_TIMEOUT_MS,
+        fdReserve: e.SIP_TCP_FD_RESERVE,
+      },
     },
     rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1' },
     dspNative: e.SWITCHBOARD_DSP_NATIVE === '1',

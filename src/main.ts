@@ -15,7 +15,7 @@ import { rtpIoFor, sharedRtpIoThread } from './media/rtp-io/index.ts';
 import type { AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
-import { createMetrics } from './api/metrics.ts';
+import { createMetrics, registerSipTcpMetrics } from './api/metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
@@ -93,6 +93,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     await store.close();
     throw err;
   }
+  registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;

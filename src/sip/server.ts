@@ -6,7 +6,7 @@
  * `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters, releases ports.
  */
 import type { Logger } from 'pino';
-import { CALL_CAP_DEFAULTS, type Config } from '../config.ts';
+import { CALL_CAP_DEFAULTS, SIP_TCP_DEFAULTS, type Config, type SipTcpConfig } from '../config.ts';
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
 import { CallRecorder } from '../call/call-record.ts';
 import { CallRegistry } from '../call/call-registry.ts';
@@ -21,6 +21,8 @@ import type { Repos } from '../store/index.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { DrainPlan, settleBy } from '../util/drain-plan.ts';
 import { AbuseGuard, type AbuseGuardOptions } from './abuse-guard.ts';
+import { countOpenFds, FD_BUDGET_RULE, planFds, readSoftFdLimit } from './fd-budget.ts';
+import { TcpAdmission, type FdBudget } from './tcp-admission.ts';
 import { LoopLag, type LoopDelayMonitor } from './loop-lag.ts';
 import { RegistrationManager, type RegistrationManagerOptions } from './registration-manager.ts';
 import type { TimerConfig } from './transaction-types.ts';
@@ -31,7 +33,8 @@ import { UserAgent } from './user-agent.ts';
 import { SipTls } from './tls/tls-streams.ts';
 
 export interface SipServerOptions {
-  config: Readonly<Pick<Config, 'sip' | 'rtp'>>;
+  /** `sip.tcp` absent: the SIP_TCP_* defaults. */
+  config: Readonly<{ sip: Omit<Config['sip'], 'tcp'> & { tcp?: SipTcpConfig }; rtp: Config['rtp'] }>;
   repos: Repos;
   trunks: TrunkRegistry;
   logger: Logger;
@@ -123,6 +126,8 @@ export class SipServer {
   private lastShedLog = -Infinity;
   private readonly clock: Clock;
   private readonly logger: Logger;
+  /** Trunk and registrar addresses: the abuse guard lets them through, TCP admission keeps room for them. */
+  private readonly trustedSource: (ip: string) => boolean;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
     const clock = opts.clock ?? systemClock;
@@ -134,10 +139,11 @@ export class SipServer {
       opts.portPool ??
       new PortPool({ host: opts.config.sip.host, minPort: opts.config.rtp.portMin, maxPort: opts.config.rtp.portMax, io: opts.rtpIo ?? rtpIoFor(opts.config.rtp.thread) });
     this.registrations = new RegistrationManager({ ua, trunks: opts.trunks, clock, logger, ...opts.registration });
+    this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip);
     this.abuse = new AbuseGuard({
       clock,
       ...opts.abuse,
-      trusted: (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip),
+      trusted: this.trustedSource,
       onBan: (ip, why) => logger.warn({ ip, why }, 'SIP source banned'),
     });
     const publicHost = opts.config.sip.publicHost;
@@ -188,6 +194,17 @@ export class SipServer {
     const logger = opts.logger.child({ part: 'sip' });
     const tlsConfig = opts.config.sip.tls;
     const tls = tlsConfig ? new SipTls(tlsConfig) : undefined;
+    // Trust is known once the server exists (trunks, registrars); no connection arrives before.
+    let server: SipServer | undefined;
+    const tcp = SipServer.tcpBounds(opts, (ip) => server?.trustedSource(ip) ?? false);
+    const clock = opts.clock ?? systemClock;
+    let lastRefusalLog = -Infinity;
+    const onRefused = (reason: string, address: string): void => {
+      const now = clock.monotonic();
+      if (now - lastRefusalLog < 10_000) return;
+      lastRefusalLog = now;
+      logger.warn({ reason, address, refused: server?.tcpStats.refused, limits: tcp.summary }, 'SIP over TCP: connections refused (logged at most every 10 s)');
+    };
     const ua = await UserAgent.create({
       host: opts.config.sip.host,
       port: opts.config.sip.port,
@@ -199,14 +216,16 @@ export class SipServer {
       ...(opts.dns ? { dns: opts.dns } : {}),
       ...(tls ? { tls } : {}),
       onError: (err) => logger.debug({ err: err.message }, 'SIP transport'),
+      transport: { ...tcp.transport, onRefused },
     });
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
     ua.config.host = opts.config.sip.publicHost;
-    const server = new SipServer(ua, opts);
+    server = new SipServer(ua, opts);
+    server.tcpLimits = tcp.summary;
     server.tls = tls;
     server.registrations.start();
     logger.info(
-      { host: opts.config.sip.host, port: ua.port, ...(ua.tlsPort > 0 ? { tlsPort: ua.tlsPort } : {}), publicHost: opts.config.sip.publicHost },
+      { host: opts.config.sip.host, port: ua.port, ...(ua.tlsPort > 0 ? { tlsPort: ua.tlsPort } : {}), publicHost: opts.config.sip.publicHost, tcp: tcp.summary },
       'SIP listening',
     );
     return server;
@@ -227,8 +246,34 @@ export class SipServer {
     this.tls?.reload();
   }
 
+  /**
+   * Admission and deadlines of inbound SIP over TCP: the configured caps, else the defaults
+   * derived from this process's descriptor limit (src/sip/fd-budget.ts).
+   */
+  private static tcpBounds(opts: SipServerOptions, trusted: (ip: string) => boolean) {
+    const c: SipTcpConfig = opts.config.sip.tcp ?? { ...SIP_TCP_DEFAULTS };
+    const limit = readSoftFdLimit() ?? FD_BUDGET_RULE.fallbackLimit;
+    const maxLiveCalls = opts.overload?.maxLiveCalls ?? DEFAULT_OVERLOAD.maxLiveCalls;
+    const plan = planFds(limit, maxLiveCalls, opts.config.rtp.portMin, opts.config.rtp.portMax);
+    const fds: FdBudget = { limit, keepFree: c.fdReserve ?? plan.reserve, open: countOpenFds };
+    const maxConnections = c.maxConnections ?? plan.maxConnections;
+    const admission = new TcpAdmission({ maxConnections, maxPerSource: c.maxPerSource, acceptRatePerSecond: c.acceptRatePerSecond, trusted, fds });
+    return {
+      transport: { admission, idleTimeoutMs: c.idleTimeoutMs, messageTimeoutMs: c.messageTimeoutMs },
+      summary: { maxConnections, maxPerSource: c.maxPerSource, acceptRatePerSecond: c.acceptRatePerSecond, fdLimit: limit, fdReserve: fds.keepFree },
+    };
+  }
+
   get port(): number {
     return this.ua.port;
+  }
+
+  /** The bounds on inbound SIP over TCP in force (configured or derived from the descriptor limit). */
+  tcpLimits!: Readonly<{ maxConnections: number; maxPerSource: number; acceptRatePerSecond: number; fdLimit: number; fdReserve: number }>;
+
+  /** SIP stream connections open, refused and closed at a deadline (for /metrics). */
+  get tcpStats(): UserAgent['streams'] {
+    return this.ua.streams;
   }
 
   /**

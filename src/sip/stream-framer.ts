@@ -59,6 +59,15 @@ export class SipStreamFramer {
     return this.end - this.start;
   }
 
+  /**
+   * Bytes of an unfinished message are held. CRLFs that may yet become a keep-alive ping are
+   * not a message: a peer's lone CRLF must not start a message deadline.
+   */
+  get midMessage(): boolean {
+    const first = this.store[this.start];
+    return this.end > this.start && first !== CR && first !== LF;
+  }
+
   push(chunk: Buffer): FramerEvent[] {
     if (this.failure !== undefined) return [];
     this.append(chunk);

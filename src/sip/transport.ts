@@ -3,8 +3,13 @@
  * when `tls` is given (the certificates and trust live in tls/tls-streams.ts). Incoming bytes go
  * through the shared parser (datagrams) or stream framer (TCP, TLS); requests get received/rport
  * stamped (§18.2.1, RFC 3581) before they reach the handler. Stream connections are reused per
- * peer, in both directions (RFC 5923's aim): a request to a place we already hold a connection
- * to, or that connected to us, goes over that connection.
+ * peer (RFC 5923's aim): a request to a place we already hold a connection to goes over it.
+ *
+ * Stream connections are bounded: an accepted socket (TLS: before its handshake) goes through `admission` (tcp-admission.ts:
+ * total, per-source, accept-rate and descriptor-reserve limits) and is reset at once when
+ * refused; every connection is closed at its deadline (stream-deadline.ts: a whole message
+ * within `messageTimeoutMs` of its first byte, an inbound connection's first message within
+ * `messageTimeoutMs` of its accept, `idleTimeoutMs` without traffic).
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -13,6 +18,9 @@ import type { Destination, Source, TransportKind } from './transaction-types.ts'
 import { parseMessage, type ParseResult } from './parser.ts';
 import { serializeMessage } from './serializer.ts';
 import { SipStreamFramer, type FramerOptions } from './stream-framer.ts';
+import { systemClock, type Clock, type Timer } from '../util/clock.ts';
+import type { AdmissionTicket, RefusalReason, TcpAdmission } from './tcp-admission.ts';
+import { StreamDeadline, type Expiry } from './stream-deadline.ts';
 import { rejectionResponse } from './transport-bad-request.ts';
 import { responseDestination, stampReceived } from './transport-via.ts';
 import type { SipTls } from './tls/tls-streams.ts';
@@ -32,8 +40,16 @@ export interface SipTransportOptions {
   /** Parser limits (message size, header count, line length) for both transports. */
   limits?: FramerOptions;
   maxDatagramBytes?: number;
-  /** Idle stream connections are closed after this long. */
+  /** Stream connections with no partial message are closed after this long without traffic (default 300 s). */
   idleTimeoutMs?: number;
+  /** A stream message must arrive whole within this long of its first byte (default 10 s). */
+  messageTimeoutMs?: number;
+  /** Who may open inbound stream connections (default: anyone, unbounded). */
+  admission?: TcpAdmission;
+  /** Told of each inbound stream connection refused by admission (for throttled logging). */
+  onRefused?: (reason: RefusalReason, address: string) => void;
+  /** Connection deadlines and admission rates (default: the system clock). */
+  clock?: Clock;
   /** Diagnostics for dropped input and socket errors; never thrown. */
   onError?: (err: Error) => void;
   /** SIP over TLS: outbound always; a listener on `tls.port` when it has a certificate. */
@@ -46,9 +62,12 @@ interface Conn {
   socket: net.Socket;
   remoteKey: string;
   ready: Promise<void>;
+  deadline: StreamDeadline;
   /** For an outbound TLS connection: the identity its certificate was verified for. */
   serverName?: string;
 }
+
+export const STREAM_DEFAULTS = Object.freeze({ idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
 
 export class SipTransport {
   private udp: dgram.Socket | undefined;
@@ -60,11 +79,18 @@ export class SipTransport {
   private nextConn = 0;
   private closed = false;
   private port = 0;
+  private readonly clock: Clock;
+  /** Inbound stream connections refused by admission, by reason. */
+  readonly refused: Record<RefusalReason, number> = { rate: 0, per_source: 0, total: 0, fd_reserve: 0 };
+  /** Stream connections closed at a deadline, by which one. */
+  readonly expired: Record<Expiry, number> = { idle: 0, message: 0 };
 
   private constructor(
     private readonly opts: SipTransportOptions,
     private readonly handler: TransportHandler,
-  ) {}
+  ) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   static async listen(opts: SipTransportOptions, handler: TransportHandler): Promise<SipTransport> {
     const t = new SipTransport(opts, handler);
@@ -118,7 +144,10 @@ export class SipTransport {
       chosen = udp.address().port;
     }
     if (kinds.includes('tcp')) {
-      const server = net.createServer((socket) => this.adopt(socket, 'tcp', Promise.resolve()));
+      const server = net.createServer((socket) => {
+        const ticket = this.admit(socket);
+        if (ticket !== false) this.adopt(socket, 'tcp', Promise.resolve(), undefined, ticket);
+      });
       this.server = server;
       chosen = await this.listenStream(server, chosen, host);
     }
@@ -126,6 +155,11 @@ export class SipTransport {
     const tls = this.opts.tls;
     if (tls?.listens) {
       const server = tls.createServer((socket) => this.adopt(socket, 'tls', Promise.resolve()), (err) => this.report(err));
+      // Admission sees the raw connection, before any handshake work is spent on it.
+      server.on('connection', (raw: net.Socket) => {
+        const ticket = this.admit(raw);
+        if (ticket !== false && ticket !== undefined) raw.once('close', () => this.opts.admission?.release(ticket));
+      });
       this.tlsServer = server;
       this.tlsPort = await this.listenStream(server, tls.port, host);
     }
@@ -158,6 +192,7 @@ export class SipTransport {
     }
     const conn = this.connectionFor(dest);
     await conn.ready;
+    conn.deadline.onOutput(this.clock.monotonic());
     await new Promise<void>((resolve, reject) => conn.socket.write(bytes, (err) => (err ? reject(err) : resolve())));
   }
 
@@ -190,13 +225,49 @@ export class SipTransport {
       socket.once('close', () => reject(new Error(`connection to ${dest.address}:${dest.port} closed`)));
     });
     ready.catch(() => undefined); // the sender observes the failure; avoid an unhandled rejection
-    return this.adopt(socket, kind, ready, key, dest.serverName ?? dest.address);
+    return this.adopt(socket, kind, ready, key, undefined, dest.serverName ?? dest.address);
   }
 
-  private adopt(socket: net.Socket, kind: StreamKind, ready: Promise<void>, remoteKey?: string, serverName?: string): Conn {
+  /**
+   * Admission of an inbound stream connection (TLS: the raw one, before its handshake): its
+   * ticket (undefined when nothing admits), or false when it was refused and reset at once.
+   */
+  private admit(socket: net.Socket): AdmissionTicket | undefined | false {
+    const admission = this.opts.admission;
+    const address = socket.remoteAddress;
+    if (!admission || this.closed) return undefined;
+    socket.on('error', () => undefined); // a reset peer must not crash the process
+    // Gone before we got to it (the peer reset while it waited in the backlog): nothing to admit.
+    if (address === undefined) {
+      socket.destroy();
+      return false;
+    }
+    const verdict = admission.admit(address, this.clock.monotonic());
+    if (!verdict.ok) {
+      this.refused[verdict.reason]++;
+      this.opts.onRefused?.(verdict.reason, address);
+      // RST rather than FIN: no TIME_WAIT or half-closed state is left behind for a refusal.
+      socket.resetAndDestroy();
+      return false;
+    }
+    return verdict.ticket;
+  }
+
+  /** `remoteKey` is given for connections we open; inbound ones must bring a message first. */
+  private adopt(socket: net.Socket, kind: StreamKind, ready: Promise<void>, remoteKey?: string, ticket?: AdmissionTicket, serverName?: string): Conn {
     const id = `${kind}-${++this.nextConn}`;
     const key = remoteKey ?? remoteKeyOf(kind, stripV4Mapped(socket.remoteAddress ?? ''), socket.remotePort ?? 0);
-    const conn: Conn = { id, kind, socket, remoteKey: key, ready, ...(serverName === undefined ? {} : { serverName }) };
+    const clock = this.clock;
+    const deadline = new StreamDeadline(
+      {
+        idleTimeoutMs: this.opts.idleTimeoutMs ?? STREAM_DEFAULTS.idleTimeoutMs,
+        messageTimeoutMs: this.opts.messageTimeoutMs ?? STREAM_DEFAULTS.messageTimeoutMs,
+      },
+      clock.monotonic(),
+      remoteKey === undefined,
+    );
+    const conn: Conn = { id, kind, socket, remoteKey: key, ready, deadline, ...(serverName === undefined ? {} : { serverName }) };
+    if (ticket) socket.once('close', () => this.opts.admission?.release(ticket));
     if (this.closed) {
       socket.destroy();
       return conn;
@@ -204,12 +275,41 @@ export class SipTransport {
     this.conns.set(id, conn);
     this.byRemote.set(key, conn);
     const framer = new SipStreamFramer(this.opts.limits ?? {});
-    socket.setTimeout(this.opts.idleTimeoutMs ?? 300_000, () => socket.destroy());
+    // One timer per connection, moved only when the deadline comes sooner than it is set for;
+    // when it fires early (the deadline moved later) it is set again.
+    let timer: Timer | undefined;
+    let timerAtMs = Infinity;
+    const arm = (): void => {
+      const at = deadline.wakeAtMs;
+      if (timer && timerAtMs <= at) return;
+      timer?.cancel();
+      timerAtMs = at;
+      timer = clock.setTimeout(fire, Math.max(0, at - clock.monotonic()));
+    };
+    const fire = (): void => {
+      timer = undefined;
+      timerAtMs = Infinity;
+      if (socket.destroyed) return;
+      const why = deadline.expired(clock.monotonic());
+      if (!why) {
+        arm();
+        return;
+      }
+      this.expired[why]++;
+      this.report(new Error(`closing ${id}: ${why === 'idle' ? 'idle' : 'message not complete'} past its deadline`));
+      socket.destroy();
+    };
+    arm();
     socket.on('data', (chunk: Buffer) => {
+      let completed = false;
       for (const ev of framer.push(chunk)) {
-        if (ev.type === 'message') this.onParsed(ev.result, this.sourceOf(conn));
-        else if (ev.type === 'ping') socket.write('\r\n'); // RFC 5626 §4.4.1 pong
-        else {
+        if (ev.type === 'message') {
+          completed = true;
+          this.onParsed(ev.result, this.sourceOf(conn));
+        } else if (ev.type === 'ping') {
+          completed = true;
+          socket.write('\r\n'); // RFC 5626 §4.4.1 pong
+        } else {
           // Framing is lost for good: answer if possible, then drop the connection.
           if (ev.result) this.onParsed(ev.result, this.sourceOf(conn));
           this.report(new Error(`closing ${id}: ${ev.error}`));
@@ -217,9 +317,13 @@ export class SipTransport {
           return;
         }
       }
+      deadline.onInput(clock.monotonic(), completed, framer.midMessage);
+      arm();
     });
     socket.on('error', (err) => this.report(err));
     socket.on('close', () => {
+      timer?.cancel();
+      timer = undefined;
       this.conns.delete(id);
       if (this.byRemote.get(key) === conn) this.byRemote.delete(key);
     });

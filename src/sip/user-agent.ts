@@ -41,7 +41,8 @@ export interface UserAgentOptions {
   /** Random token source for tags, branches and Call-IDs (tests may fix it). */
   random?: () => string;
   onError?: (err: Error) => void;
-  transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'maxDatagramBytes'>;
+  /** Parser limits and the bounds on stream connections (admission, deadlines). */
+  transport?: Pick<SipTransportOptions, 'limits' | 'idleTimeoutMs' | 'messageTimeoutMs' | 'maxDatagramBytes' | 'admission' | 'onRefused' | 'clock'>;
   /** Where NAPTR, SRV and address queries go (default: the system's resolver; locate.ts). */
   dns?: SipDns;
   /** SIP over TLS: outbound connections, and a listener when it holds a certificate. */
@@ -129,6 +130,11 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   }
 
   /** Live counts, for leak checks. */
+  /** Stream connections: open now, refused by admission and closed at a deadline (for /metrics). */
+  get streams(): { open: number; refused: Readonly<SipTransport['refused']>; expired: Readonly<SipTransport['expired']> } {
+    return { open: this.transport.connectionCount, refused: this.transport.refused, expired: this.transport.expired };
+  }
+
   get stats(): { transactions: number; transactionTimers: number; dialogs: number; connections: number; pending: number } {
     return {
       transactions: this.layer.size,

@@ -5,7 +5,7 @@ describe('configuration', () => {
   it('applies the defaults of interface.md', () => {
     const c = loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' });
     expect(c.http).toEqual({ host: '0.0.0.0', port: 8080 });
-    expect(c.sip).toEqual({ host: '0.0.0.0', port: 5060, publicHost: '198.51.100.7' });
+    expect(c.sip).toMatchObject({ host: '0.0.0.0', port: 5060, publicHost: '198.51.100.7' });
     expect(c.rtp).toEqual({ portMin: 20000, portMax: 29999, thread: true, native: true });
     expect(c.logLevel).toBe('info');
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
@@ -76,6 +76,12 @@ describe('configuration', () => {
     ['SWITCHBOARD_MAX_LOOP_DELAY_MS', '-5'],
     ['SWITCHBOARD_HEAP_GROWING_PERCENT', '-1'],
     ['SWITCHBOARD_HEAP_GROWING_PERCENT', '5000'],
+    ['SIP_TCP_MAX_CONNECTIONS', '0'],
+    ['SIP_TCP_MAX_PER_SOURCE', 'lots'],
+    ['SIP_TCP_ACCEPT_RATE', '0'],
+    ['SIP_TCP_MESSAGE_TIMEOUT_MS', '10'],
+    ['SIP_TCP_IDLE_TIMEOUT_MS', '-1'],
+    ['SIP_TCP_FD_RESERVE', '-1'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -89,6 +95,19 @@ describe('configuration', () => {
   it('accepts IPv4, IPv6 and host names for the host variables', () => {
     const c = loadConfig({ HTTP_HOST: '::1', SIP_HOST: '127.0.0.1', SIP_PUBLIC_HOST: 'sip.example.com' });
     expect([c.http.host, c.sip.host, c.sip.publicHost]).toEqual(['::1', '127.0.0.1', 'sip.example.com']);
+  });
+
+  it('bounds SIP over TCP by default; the cap and reserve are derived at start-up unless set', () => {
+    expect(loadConfig({}).sip.tcp).toEqual({
+      maxConnections: undefined,
+      maxPerSource: 64,
+      acceptRatePerSecond: 10,
+      idleTimeoutMs: 300_000,
+      messageTimeoutMs: 10_000,
+      fdReserve: undefined,
+    });
+    const c = loadConfig({ SIP_TCP_MAX_CONNECTIONS: '2000', SIP_TCP_FD_RESERVE: '4096', SIP_TCP_ACCEPT_RATE: '2.5', SIP_TCP_MESSAGE_TIMEOUT_MS: '5000' });
+    expect(c.sip.tcp).toMatchObject({ maxConnections: 2000, fdReserve: 4096, acceptRatePerSecond: 2.5, messageTimeoutMs: 5000 });
   });
 
   it('treats empty variables as unset', () => {

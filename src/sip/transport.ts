@@ -12,6 +12,7 @@ import { serializeMessage } from './serializer.ts';
 import { SipStreamFramer, type FramerOptions } from './stream-framer.ts';
 import { rejectionResponse } from './transport-bad-request.ts';
 import { responseDestination, stampReceived } from './transport-via.ts';
+import { isResponseBytes, type SourceGate } from './source-gate.ts';
 
 export interface TransportHandler {
   onRequest(req: SipRequest, source: Source): void;
@@ -61,6 +62,8 @@ export class SipTransport {
   private nextConn = 0;
   private closed = false;
   private port = 0;
+  /** Who may be read and answered (the SIP server's abuse guard); everyone when unset. */
+  gate: SourceGate | undefined;
 
   private constructor(
     private readonly opts: SipTransportOptions,
@@ -134,6 +137,8 @@ export class SipTransport {
   async send(message: SipMessage | Buffer, dest: Destination): Promise<void> {
     if (this.closed) throw new Error('transport closed');
     const bytes = Buffer.isBuffer(message) ? message : serializeMessage(message);
+    // A banned source gets no response at all, whatever produced it (a transaction, a retransmission).
+    if (this.gate && isResponseBytes(bytes) && !this.gate.admits(dest.address)) return;
     if (dest.transport === 'udp') {
       const udp = this.udp;
       if (!udp) throw new Error('UDP not enabled');
@@ -172,8 +177,8 @@ export class SipTransport {
     const id = `${kind}-${++this.nextConn}`;
     const key = remoteKey ?? `${kind}:${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
     const conn: Conn = { id, kind, socket, remoteKey: key, ready };
-    if (this.closed) {
-      socket.destroy();
+    if (this.closed || (remoteKey === undefined && !this.admits(socket))) {
+      socket.destroy(); // an accepted connection from a banned source is refused at once
       return conn;
     }
     this.conns.set(id, conn);
@@ -181,12 +186,22 @@ export class SipTransport {
     const framer = new SipStreamFramer(this.opts.limits ?? {});
     socket.setTimeout(this.opts.idleTimeoutMs ?? 300_000, () => socket.destroy());
     socket.on('data', (chunk: Buffer) => {
+      // Banned while connected (before this chunk or by a message in it): nothing more is read or answered.
+      const refused = (): boolean => {
+        if (this.admits(socket)) return false;
+        socket.destroy();
+        return true;
+      };
+      if (refused()) return;
       for (const ev of framer.push(chunk)) {
+        if (refused()) return;
         if (ev.type === 'message') this.onParsed(ev.result, this.sourceOf(conn));
         else if (ev.type === 'ping') socket.write('\r\n'); // RFC 5626 §4.4.1 pong
         else {
-          // Framing is lost for good: answer if possible, then drop the connection.
-          if (ev.result) this.onParsed(ev.result, this.sourceOf(conn));
+          // Framing is lost for good: count it, answer if possible, then drop the connection.
+          const source = this.sourceOf(conn);
+          if (ev.result && !ev.result.ok) this.onParsed(ev.result, source); // rejectMalformed counts it
+          else if (this.gate?.malformed(source.address) !== false && ev.result) this.onParsed(ev.result, source);
           this.report(new Error(`closing ${id}: ${ev.error}`));
           socket.end();
           return;
@@ -201,6 +216,10 @@ export class SipTransport {
     return conn;
   }
 
+  private admits(socket: net.Socket): boolean {
+    return this.gate === undefined || this.gate.admits(stripV4Mapped(socket.remoteAddress ?? ''));
+  }
+
   private sourceOf(conn: Conn): Source {
     return {
       transport: conn.kind,
@@ -213,6 +232,7 @@ export class SipTransport {
   }
 
   private onDatagram(buf: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.gate && !this.gate.admits(rinfo.address)) return; // banned: not even parsed
     const source: Source = { transport: 'udp', address: rinfo.address, port: rinfo.port, localAddress: this.localAddress, localPort: this.port };
     // A lone CRLF (or CRLFCRLF) is a keep-alive ping, not a message.
     if (buf.length <= 4 && buf.toString('latin1').trim() === '') return;
@@ -231,6 +251,7 @@ export class SipTransport {
         return;
       }
       if (!stampReceived(msg, source)) {
+        this.gate?.malformed(source.address);
         this.report(new Error(`request without a usable Via from ${source.address}:${source.port}`));
         return;
       }
@@ -242,6 +263,8 @@ export class SipTransport {
 
   private rejectMalformed(parsed: Extract<ParseResult, { ok: false }>, source: Source): void {
     this.report(new Error(`malformed message from ${source.address}:${source.port}: ${parsed.error}`));
+    // Counted before any answer is formed; a source this bans (or had banned) hears nothing.
+    if (this.gate && !this.gate.malformed(source.address)) return;
     const salvaged = rejectionResponse(parsed.partial, parsed.status, parsed.error);
     if (!salvaged || !stampReceived(salvaged.request, source)) return;
     this.send(salvaged.response, responseDestination(salvaged.request, source)).catch((err: unknown) => {

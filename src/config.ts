@@ -9,10 +9,29 @@ const HOSTNAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.
 const host = z.string().refine((h) => net.isIP(h) !== 0 || HOSTNAME.test(h), 'must be an IP address or a host name');
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
 
-/** Live-call caps and the overload threshold, overridable per deployment (src/sip/server.ts). */
-export const CALL_CAP_DEFAULTS = Object.freeze({ maxLiveCalls: 500, maxPerAccount: 200, maxPerTrunk: 200, maxLoopDelayMs: 50 });
+/**
+ * Live-call caps, new-call rates and the overload threshold, overridable per deployment
+ * (src/sip/server.ts). 10 new calls a second per trunk is the top of the call-per-second tiers
+ * carriers commonly sell per trunk, and 20 at once covers a cluster of calls (a campaign start, a
+ * retry wave after a blip); a flood from one trunk then needs 18 s or more to fill its 200-call cap
+ * instead of a fraction of a second, while the box sustains 100 setups a second (bench/RESULTS.md).
+ * The process-wide rate is off (0): the live-call cap and the event-loop delay already measure
+ * what the box can take; a fixed global rate would sit either above that or below it.
+ */
+export const CALL_CAP_DEFAULTS = Object.freeze({
+  maxLiveCalls: 500,
+  maxPerAccount: 200,
+  maxPerTrunk: 200,
+  maxLoopDelayMs: 50,
+  maxCallRatePerTrunk: 10,
+  maxCallRate: 0,
+});
+
+/** A burst left unset is two seconds' worth of the rate (at least one call). */
+export const defaultBurst = (perSec: number): number => Math.max(1, Math.ceil(perSec * 2));
 
 const count = z.coerce.number().int().min(1);
+const callsPerSec = z.coerce.number().min(0).max(100_000);
 
 function defaultPublicHost(): string {
   for (const list of Object.values(os.networkInterfaces())) {
@@ -50,6 +69,10 @@ const schema = z
     SWITCHBOARD_MAX_CALLS_PER_ACCOUNT: count.default(CALL_CAP_DEFAULTS.maxPerAccount),
     SWITCHBOARD_MAX_CALLS_PER_TRUNK: count.default(CALL_CAP_DEFAULTS.maxPerTrunk),
     SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
+    SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRatePerTrunk),
+    SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK: count.optional(),
+    SWITCHBOARD_MAX_CALL_RATE: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRate),
+    SWITCHBOARD_MAX_CALL_BURST: count.optional(),
   })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
@@ -81,8 +104,18 @@ export interface Config {
   twilio: { baseUrl: string };
   publicUrl: string;
   catalogFile?: string;
-  /** Caps on live calls and the event-loop delay past which new calls are shed (0: off). */
-  calls: { maxLiveCalls: number; maxPerAccount: number; maxPerTrunk: number; maxLoopDelayMs: number };
+  /**
+   * Caps on live calls and the event-loop delay past which new calls are shed (0: off); new-call
+   * rates per trunk and for the process (perSec 0: off), src/call/call-rate-limit.ts.
+   */
+  calls: {
+    maxLiveCalls: number;
+    maxPerAccount: number;
+    maxPerTrunk: number;
+    maxLoopDelayMs: number;
+    ratePerTrunk: { perSec: number; burst: number };
+    rate: { perSec: number; burst: number };
+  };
 }
 
 export class ConfigError extends Error {}
@@ -116,6 +149,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       maxPerAccount: e.SWITCHBOARD_MAX_CALLS_PER_ACCOUNT,
       maxPerTrunk: e.SWITCHBOARD_MAX_CALLS_PER_TRUNK,
       maxLoopDelayMs: e.SWITCHBOARD_MAX_LOOP_DELAY_MS,
+      ratePerTrunk: {
+        perSec: e.SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK,
+        burst: e.SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK ?? defaultBurst(e.SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK),
+      },
+      rate: { perSec: e.SWITCHBOARD_MAX_CALL_RATE, burst: e.SWITCHBOARD_MAX_CALL_BURST ?? defaultBurst(e.SWITCHBOARD_MAX_CALL_RATE) },
     },
   });
 }

@@ -157,7 +157,7 @@ export class SipServer {
       ...opts.abuse,
       trusted: (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip),
       onBan: (ip, why) => {
-        metrics.ban(why);
+        metrics.ban();
         logger.warn({ ip, why }, 'SIP source banned');
       },
     });

@@ -1,16 +1,16 @@
 /**
- * The SIP edge's counters on /metrics: bans by reason, malformed input, and INVITEs refused by a
- * new-call rate limit. Label values are bounded: a handful of reasons, and trunk ids, of which a
- * process keeps at most MAX_TRUNK_SERIES before the rest are counted under "other" (trunks come
- * and go through the API; a series per deleted trunk must not pile up forever).
+ * The SIP edge's counters on /metrics: bans (the name interface.md fixes, without labels; the
+ * reason is in the log line), malformed input, and INVITEs refused by a new-call rate limit.
+ * Label values are bounded: trunk ids, of which a process keeps at most MAX_TRUNK_SERIES before
+ * the rest are counted under "other" (trunks come and go through the API; a series per deleted
+ * trunk must not pile up forever).
  */
 import client from 'prom-client';
-import type { BanReason } from './abuse-guard.ts';
 
 const MAX_TRUNK_SERIES = 1000;
 
 export interface SipMetrics {
-  ban(reason: BanReason): void;
+  ban(): void;
   malformed(): void;
   /** An INVITE refused by the trunk's rate (`trunk` its sip_trunks id) or the process's. */
   rateLimited(limit: 'trunk' | 'process', trunk: string): void;
@@ -20,9 +20,8 @@ export interface SipMetrics {
 export function createSipMetrics(registry?: client.Registry): SipMetrics {
   const registers = registry ? [registry] : [];
   const bans = new client.Counter({
-    name: 'switchboard_sip_bans_total',
-    help: 'SIP sources banned by the abuse guard, by reason (scanner, flood, strikes, malformed)',
-    labelNames: ['reason'] as const,
+    name: 'switchboard_sip_abuse_bans_total',
+    help: 'SIP sources banned by the abuse guard (scanner, flood, strikes or malformed input)',
     registers,
   });
   const malformed = new client.Counter({
@@ -38,7 +37,7 @@ export function createSipMetrics(registry?: client.Registry): SipMetrics {
   });
   const trunkSeries = new Set<string>();
   return {
-    ban: (reason) => bans.inc({ reason }),
+    ban: () => bans.inc(),
     malformed: () => malformed.inc(),
     rateLimited(limit, trunk) {
       if (!trunkSeries.has(trunk) && trunkSeries.size >= MAX_TRUNK_SERIES) trunk = 'other';

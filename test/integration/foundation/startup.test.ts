@@ -61,7 +61,7 @@ describe('npm start', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('process_cpu_user_seconds_total');
     // The SIP edge's counters are served by the same registry.
-    for (const name of ['switchboard_sip_bans_total', 'switchboard_sip_malformed_total', 'switchboard_sip_calls_rate_limited_total']) {
+    for (const name of ['switchboard_sip_abuse_bans_total', 'switchboard_sip_malformed_total', 'switchboard_sip_calls_rate_limited_total']) {
       expect(metrics).toContain(`# TYPE ${name} counter`);
     }
 

@@ -9,10 +9,29 @@ const HOSTNAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.
 const host = z.string().refine((h) => net.isIP(h) !== 0 || HOSTNAME.test(h), 'must be an IP address or a host name');
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
 
-/** Live-call caps and the overload threshold, overridable per deployment (src/sip/server.ts). */
-export const CALL_CAP_DEFAULTS = Object.freeze({ maxLiveCalls: 500, maxPerAccount: 200, maxPerTrunk: 200, maxLoopDelayMs: 50 });
+/**
+ * Live-call caps, new-call rates and the overload threshold, overridable per deployment
+ * (src/sip/server.ts). 10 new calls a second per trunk is the top of the call-per-second tiers
+ * carriers commonly sell per trunk, and 20 at once covers a cluster of calls (a campaign start, a
+ * retry wave after a blip); a flood from one trunk then needs 18 s or more to fill its 200-call cap
+ * instead of a fraction of a second, while the box sustains 100 setups a second (bench/RESULTS.md).
+ * The process-wide rate is off (0): the live-call cap and the event-loop delay already measure
+ * what the box can take; a fixed global rate would sit either above that or below it.
+ */
+export const CALL_CAP_DEFAULTS = Object.freeze({
+  maxLiveCalls: 500,
+  maxPerAccount: 200,
+  maxPerTrunk: 200,
+  maxLoopDelayMs: 50,
+  maxCallRatePerTrunk: 10,
+  maxCallRate: 0,
+});
+
+/** A burst left unset is two seconds' worth of the rate (at least one call). */
+export const defaultBurst = (perSec: number): number => Math.max(1, Math.ceil(perSec * 2));
 
 const count = z.coerce.number().int().min(1);
+const callsPerSec = z.coerce.number().min(0).max(100_000);
 
 /** Bounds on SIP over TCP (src/sip/tcp-admission.ts, src/sip/stream-deadline.ts, src/sip/fd-budget.ts). */
 export const SIP_TCP_DEFAULTS = Object.freeze({ maxPerSource: 64, acceptRatePerSecond: 10, idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
@@ -65,6 +84,10 @@ const schema = z
     SIP_TCP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(86_400_000).default(SIP_TCP_DEFAULTS.idleTimeoutMs),
     SIP_TCP_MESSAGE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(SIP_TCP_DEFAULTS.messageTimeoutMs),
     SIP_TCP_FD_RESERVE: z.coerce.number().int().min(0).optional(),
+    SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRatePerTrunk),
+    SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK: count.optional(),
+    SWITCHBOARD_MAX_CALL_RATE: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRate),
+    SWITCHBOARD_MAX_CALL_BURST: count.optional(),
   })
   .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
     path: ['SIP_TLS_CERT'],
@@ -104,8 +127,18 @@ export interface Config {
   twilio: { baseUrl: string };
   publicUrl: string;
   catalogFile?: string;
-  /** Caps on live calls and the event-loop delay past which new calls are shed (0: off). */
-  calls: { maxLiveCalls: number; maxPerAccount: number; maxPerTrunk: number; maxLoopDelayMs: number };
+  /**
+   * Caps on live calls and the event-loop delay past which new calls are shed (0: off); new-call
+   * rates per trunk and for the process (perSec 0: off), src/call/call-rate-limit.ts.
+   */
+  calls: {
+    maxLiveCalls: number;
+    maxPerAccount: number;
+    maxPerTrunk: number;
+    maxLoopDelayMs: number;
+    ratePerTrunk: { perSec: number; burst: number };
+    rate: { perSec: number; burst: number };
+  };
   /** After SIGTERM, how long live calls may go on before they are hung up (src/util/drain-plan.ts). */
   drainGraceMs: number;
   /** How often live calls' records are stamped alive, so a crash-cut call ends by its real length (src/call/call-heartbeat.ts). */
@@ -170,6 +203,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       maxPerAccount: e.SWITCHBOARD_MAX_CALLS_PER_ACCOUNT,
       maxPerTrunk: e.SWITCHBOARD_MAX_CALLS_PER_TRUNK,
       maxLoopDelayMs: e.SWITCHBOARD_MAX_LOOP_DELAY_MS,
+      ratePerTrunk: {
+        perSec: e.SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK,
+        burst: e.SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK ?? defaultBurst(e.SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK),
+      },
+      rate: { perSec: e.SWITCHBOARD_MAX_CALL_RATE, burst: e.SWITCHBOARD_MAX_CALL_BURST ?? defaultBurst(e.SWITCHBOARD_MAX_CALL_RATE) },
     },
     drainGraceMs: e.SWITCHBOARD_DRAIN_SECONDS * 1000,
     callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,

@@ -61,7 +61,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
-  // One /metrics registry for the API and the call engine's per-turn latency histograms.
+  // One /metrics registry for the API, the call engine's per-turn latency histograms and the SIP edge's counters.
   const metrics = createMetrics();
   // Built here (not only on first request) because calls share its agent and webhook delivery.
   const chat = chatServices(ctx);
@@ -87,7 +87,17 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     throw err;
   }
   try {
-    sip = await SipServer.start({ config, repos: ctx.repos, trunks: ctx.trunks, logger, clock, engine: calls.engine, rtpIo, ...SipServer.optionsFrom(config) });
+    sip = await SipServer.start({
+      config,
+      repos: ctx.repos,
+      trunks: ctx.trunks,
+      logger,
+      clock,
+      engine: calls.engine,
+      rtpIo,
+      metricsRegistry: metrics.registry,
+      ...SipServer.optionsFrom(config),
+    });
   } catch (err) {
     await calls.close();
     await store.close();

@@ -124,6 +124,9 @@ export async function spawnEngine(o: EngineProcOptions): Promise<EngineProc> {
     RTP_PORT_MIN: String(o.rtpPortMin ?? 40_000),
     RTP_PORT_MAX: String(o.rtpPortMax ?? 41_999),
     LOG_LEVEL: o.logLevel ?? 'warn',
+    // The benches drive a few carriers at up to 150 new calls a second to measure the engine's
+    // capacity, far past the default per-trunk rate limit (10/s): lift it (unless set for the run).
+    SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK: '0',
     // The engine's own switches set for the run (SWITCHBOARD_RTP_THREAD=0, ...) reach it too.
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SWITCHBOARD_') && k !== 'SWITCHBOARD_DATA_DIR')),
     ...o.env,

@@ -1,6 +1,7 @@
 /**
  * An INVITE from a trunk becomes a call: route (inbound-router.ts) → authenticate if the trunk
- * wants digest → admit (number, assistant, caps, balance) → only then allocate RTP ports →
+ * wants digest → the trunk's new-call rate (call-rate-limit.ts; 503 + Retry-After over it) →
+ * admit (number, assistant, caps, balance) → only then allocate RTP ports →
  * answer the SDP (488 when nothing fits) → 180 → 200 → CallSession → engine.
  *
  * Nothing costly happens before authorisation: strangers get their 403/401 without a database
@@ -27,6 +28,11 @@ export interface InboundGate {
   auth: TrunkAuthenticator;
   /** A refusal worth counting towards a ban. */
   strike(ip: string): void;
+  /**
+   * One new call on `trunk` against the new-call rates: undefined when admitted, else the
+   * Retry-After (seconds) for its 503.
+   */
+  callRate(trunk: ProvisionedTrunk): number | undefined;
 }
 
 const reasonHeader = (value: string): SipHeader => ({ name: 'reason', value });
@@ -59,6 +65,16 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
       incoming.reject(403, 'Forbidden');
       return;
     }
+  }
+  // Only authorised INVITEs spend the trunk's tokens (a stranger cannot drain them), and before
+  // any store work, live-call slot or RTP port: a flood costs a 503 each and nothing else.
+  const retryAfterS = gate.callRate(trunk);
+  if (retryAfterS !== undefined) {
+    incoming.reject(503, 'Service Unavailable', [
+      { name: 'retry-after', value: String(retryAfterS) },
+      reasonHeader('SIP;cause=503;text="call rate limit"'),
+    ]);
+    return;
   }
   await admitAndAnswer(env, incoming, trunk, decision.diagnostic);
 }

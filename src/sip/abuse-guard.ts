@@ -5,7 +5,13 @@
  *
  * - scanner User-Agents (friendly-scanner, sipvicious, sipcli, …): dropped and the source banned;
  * - more than `maxRequestsPerSec` requests in a one-second window: banned;
- * - `maxStrikes` failures (bad credentials, 403/404 probing) within `strikeWindowMs`: banned.
+ * - `maxStrikes` failures (bad credentials, 403/404 probing) within `strikeWindowMs`: banned;
+ * - input that cannot be parsed or framed counts as a request and as a strike (`malformed`), so
+ *   a source that only sends garbage is banned like any other prober instead of being answered
+ *   400 forever.
+ *
+ * A banned source gets nothing: its requests and responses are dropped, its malformed input is
+ * not answered, and the transport sends it no response (see SourceGate, src/sip/source-gate.ts).
  *
  * Sources our trunks trust (allowed_inbound_ips, registrars) are never rate-banned: banning a
  * carrier's edge would take down every customer behind it, and their volume is legitimate.
@@ -27,7 +33,7 @@ export interface AbuseGuardOptions {
   onBan?: (ip: string, why: BanReason) => void;
 }
 
-export type BanReason = 'scanner' | 'flood' | 'strikes';
+export type BanReason = 'scanner' | 'flood' | 'strikes' | 'malformed';
 export type Verdict = 'pass' | 'drop';
 
 /** Tools that announce themselves; matched case-insensitively anywhere in User-Agent. */
@@ -47,6 +53,8 @@ export interface AbuseStats {
   banned: number;
   dropped: number;
   scanners: number;
+  /** Messages that could not be parsed or framed (trusted sources included). */
+  malformed: number;
 }
 
 export class AbuseGuard {
@@ -54,6 +62,7 @@ export class AbuseGuard {
   private readonly o: Required<Omit<AbuseGuardOptions, 'onBan' | 'trusted'>> & Pick<AbuseGuardOptions, 'onBan' | 'trusted'>;
   private dropped = 0;
   private scanners = 0;
+  private malformedCount = 0;
 
   constructor(opts: AbuseGuardOptions) {
     this.o = {
@@ -77,15 +86,28 @@ export class AbuseGuard {
       this.ban(ip, s, now, 'scanner');
       return this.drop();
     }
-    if (now - s.windowStart >= 1000) {
-      s.windowStart = now;
-      s.count = 0;
-    }
-    s.count++;
-    if (s.count > this.o.maxRequestsPerSec && !this.o.trusted?.(ip)) {
+    if (this.overRate(ip, s, now)) {
       this.ban(ip, s, now, 'flood');
       return this.drop();
     }
+    return 'pass';
+  }
+
+  /**
+   * Input from `ip` the parser or the stream framer rejected. It counts towards the request rate
+   * and as a strike (trusted sources: neither); 'drop' when the source is, or now becomes,
+   * banned, and then nothing may be sent back, not even a 400.
+   */
+  malformed(ip: string): Verdict {
+    const now = this.o.clock.monotonic();
+    const s = this.state(ip, now);
+    this.malformedCount++;
+    if (s.bannedUntil > now) return this.drop();
+    if (this.overRate(ip, s, now)) {
+      this.ban(ip, s, now, 'flood');
+      return this.drop();
+    }
+    if (this.addStrike(ip, s, now, 'malformed')) return this.drop();
     return 'pass';
   }
 
@@ -99,12 +121,7 @@ export class AbuseGuard {
   strike(ip: string): void {
     if (this.o.trusted?.(ip)) return;
     const now = this.o.clock.monotonic();
-    const s = this.state(ip, now);
-    if (now - s.strikeStart > this.o.strikeWindowMs) {
-      s.strikeStart = now;
-      s.strikes = 0;
-    }
-    if (++s.strikes >= this.o.maxStrikes) this.ban(ip, s, now, 'strikes');
+    this.addStrike(ip, this.state(ip, now), now, 'strikes');
   }
 
   unban(ip: string): void {
@@ -115,7 +132,29 @@ export class AbuseGuard {
     const now = this.o.clock.monotonic();
     let banned = 0;
     for (const s of this.sources.values()) if (s.bannedUntil > now) banned++;
-    return { tracked: this.sources.size, banned, dropped: this.dropped, scanners: this.scanners };
+    return { tracked: this.sources.size, banned, dropped: this.dropped, scanners: this.scanners, malformed: this.malformedCount };
+  }
+
+  /** Counts one request in the source's one-second window; true when that is one too many. */
+  private overRate(ip: string, s: SourceState, now: number): boolean {
+    if (now - s.windowStart >= 1000) {
+      s.windowStart = now;
+      s.count = 0;
+    }
+    s.count++;
+    return s.count > this.o.maxRequestsPerSec && !this.o.trusted?.(ip);
+  }
+
+  /** Adds a strike unless the source is trusted; true when it bans the source. */
+  private addStrike(ip: string, s: SourceState, now: number, why: BanReason): boolean {
+    if (this.o.trusted?.(ip)) return false;
+    if (now - s.strikeStart > this.o.strikeWindowMs) {
+      s.strikeStart = now;
+      s.strikes = 0;
+    }
+    if (++s.strikes < this.o.maxStrikes) return false;
+    this.ban(ip, s, now, why);
+    return true;
   }
 
   private drop(): Verdict {

@@ -1,17 +1,20 @@
 /**
  * The engine's SIP edge: one UserAgent on SIP_HOST:SIP_PORT (UDP and TCP, and TLS on
- * SIP_TLS_PORT when a certificate is configured) that writes
- * SIP_PUBLIC_HOST into Via, Contact and SDP; the abuse guard in front of the transaction layer;
- * inbound INVITEs through routing and admission (src/call/inbound-calls.ts); registrations of
- * `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters, releases ports.
+ * SIP_TLS_PORT when a certificate is configured) that writes SIP_PUBLIC_HOST into Via, Contact
+ * and SDP; the abuse guard in front of the transport and the transaction layer; inbound INVITEs
+ * through routing, the new-call rate limits and admission (src/call/inbound-calls.ts);
+ * registrations of `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters,
+ * releases ports.
  */
 import type { Logger } from 'pino';
-import { CALL_CAP_DEFAULTS, SIP_TCP_DEFAULTS, type Config, type SipTcpConfig } from '../config.ts';
+import type client from 'prom-client';
+import { CALL_CAP_DEFAULTS, SIP_TCP_DEFAULTS, defaultBurst, type Config, type SipTcpConfig } from '../config.ts';
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
 import { CallRecorder } from '../call/call-record.ts';
 import { CallRegistry } from '../call/call-registry.ts';
 import type { CallEngine, CallEnv, CallLimits } from '../call/call-env.ts';
 import { handleInboundInvite, type InboundGate } from '../call/inbound-calls.ts';
+import { CallRateLimiter, retryAfterSeconds, type CallRate } from '../call/call-rate-limit.ts';
 import { OutboundDialer } from '../call/outbound-dialer.ts';
 import { PortPool } from '../media/port-pool.ts';
 import { rtpIoFor } from '../media/rtp-io/index.ts';
@@ -29,6 +32,7 @@ import type { TimerConfig } from './transaction-types.ts';
 import { TrunkAuthenticator } from './trunk-auth.ts';
 import type { TrunkRegistry } from './trunk-registry.ts';
 import type { SipDns } from './locate.ts';
+import { createSipMetrics } from './sip-metrics.ts';
 import { UserAgent } from './user-agent.ts';
 import { SipTls } from './tls/tls-streams.ts';
 
@@ -47,6 +51,10 @@ export interface SipServerOptions {
   /** When to refuse new INVITEs with 503 because this process is overloaded (default DEFAULT_OVERLOAD). */
   overload?: Partial<OverloadOptions>;
   abuse?: Partial<Omit<AbuseGuardOptions, 'clock' | 'trusted'>>;
+  /** New-call rates per trunk and for the process (default DEFAULT_CALL_RATE). */
+  callRate?: Partial<CallRates>;
+  /** Where the SIP counters (bans, malformed input, rate-limited calls) are served; none by default. */
+  metricsRegistry?: client.Registry;
   timers?: Partial<TimerConfig>;
   /** Where RFC 3263's NAPTR, SRV and address queries go (default: the system's resolver). */
   dns?: SipDns;
@@ -100,13 +108,26 @@ export const DEFAULT_OVERLOAD: OverloadOptions = {
   retryAfterS: 5,
 };
 
+export interface CallRates {
+  perTrunk: CallRate;
+  /** All trunks together; perSec 0 is no limit. */
+  process: CallRate;
+}
+
+/** The configuration's defaults (src/config.ts explains the choice). */
+export const DEFAULT_CALL_RATE: CallRates = {
+  perTrunk: { perSec: CALL_CAP_DEFAULTS.maxCallRatePerTrunk, burst: defaultBurst(CALL_CAP_DEFAULTS.maxCallRatePerTrunk) },
+  process: { perSec: CALL_CAP_DEFAULTS.maxCallRate, burst: defaultBurst(CALL_CAP_DEFAULTS.maxCallRate) },
+};
+
 export class SipServer {
-  /** Limits and overload options from the configuration (the SWITCHBOARD_MAX_* variables). */
-  static optionsFrom(config: Pick<Config, 'calls'>): { limits: Partial<CallLimits>; overload: Partial<OverloadOptions> } {
+  /** Limits, rates and overload options from the configuration (the SWITCHBOARD_MAX_* variables). */
+  static optionsFrom(config: Pick<Config, 'calls'>): { limits: Partial<CallLimits>; overload: Partial<OverloadOptions>; callRate: CallRates } {
     const c = config.calls;
     return {
       limits: { maxPerAccount: c.maxPerAccount, maxPerTrunk: c.maxPerTrunk },
       overload: { maxLiveCalls: c.maxLiveCalls, maxLoopDelayMs: c.maxLoopDelayMs },
+      callRate: { perTrunk: c.ratePerTrunk, process: c.rate },
     };
   }
 
@@ -123,11 +144,14 @@ export class SipServer {
   private readonly loopLag: LoopDelayMonitor | undefined;
   /** INVITEs refused with 503 because of load. */
   readonly shed = { loopDelay: 0, liveCalls: 0 };
+  /** INVITEs refused with 503 by a new-call rate limit. */
+  readonly rateLimited = { trunk: 0, process: 0 };
   private lastShedLog = -Infinity;
   private readonly clock: Clock;
   private readonly logger: Logger;
   /** Trunk and registrar addresses: the abuse guard lets them through, TCP admission keeps room for them. */
   private readonly trustedSource: (ip: string) => boolean;
+  private lastRateLog = -Infinity;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
     const clock = opts.clock ?? systemClock;
@@ -140,11 +164,23 @@ export class SipServer {
       new PortPool({ host: opts.config.sip.host, minPort: opts.config.rtp.portMin, maxPort: opts.config.rtp.portMax, io: opts.rtpIo ?? rtpIoFor(opts.config.rtp.thread) });
     this.registrations = new RegistrationManager({ ua, trunks: opts.trunks, clock, logger, ...opts.registration });
     this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip);
+    const metrics = createSipMetrics(opts.metricsRegistry);
     this.abuse = new AbuseGuard({
       clock,
       ...opts.abuse,
       trusted: this.trustedSource,
-      onBan: (ip, why) => logger.warn({ ip, why }, 'SIP source banned'),
+      onBan: (ip, why) => {
+        metrics.ban();
+        logger.warn({ ip, why }, 'SIP source banned');
+      },
+    });
+    // Before the transport reads or answers anything: banned sources hear nothing, garbage counts.
+    ua.useSourceGate({
+      admits: (ip) => !this.abuse.isBanned(ip),
+      malformed: (ip) => {
+        metrics.malformed();
+        return this.abuse.malformed(ip) === 'pass';
+      },
     });
     const publicHost = opts.config.sip.publicHost;
     this.env = {
@@ -162,10 +198,25 @@ export class SipServer {
       ...(opts.answerDelayMs ? { answerDelayMs: opts.answerDelayMs } : {}),
     };
     this.dialer = new OutboundDialer(this.env, ua);
+    const rates = { ...DEFAULT_CALL_RATE, ...opts.callRate };
+    const limiter = new CallRateLimiter({ perTrunk: rates.perTrunk, process: rates.process }, clock.monotonic());
     const gate: InboundGate = {
       trusting: (ip) => new Set([...opts.trunks.findInboundBySource(ip).map((t) => t.inboundTrunkId), ...this.registrations.trusting(ip)]),
       auth: new TrunkAuthenticator(clock, publicHost),
       strike: (ip) => this.abuse.strike(ip),
+      callRate: (trunk) => {
+        const verdict = limiter.admit(trunk.inboundTrunkId, clock.monotonic());
+        if (verdict.ok) return undefined;
+        this.rateLimited[verdict.limit]++;
+        const trunkLabel = String(trunk.spec.id ?? trunk.inboundTrunkId);
+        metrics.rateLimited(verdict.limit, trunkLabel);
+        const now = clock.monotonic();
+        if (now - this.lastRateLog >= 10_000) {
+          this.lastRateLog = now;
+          logger.warn({ limit: verdict.limit, sipTrunkId: trunkLabel, rateLimited: this.rateLimited }, 'new-call rate limit: INVITEs refused with 503');
+        }
+        return retryAfterSeconds(verdict.retryAfterMs);
+      },
     };
     this.overload = { ...DEFAULT_OVERLOAD, ...opts.overload };
     this.loopLag = this.overload.maxLoopDelayMs > 0 ? (this.overload.loopMonitor ?? new LoopLag()) : undefined;

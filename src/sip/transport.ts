@@ -24,6 +24,7 @@ import { StreamDeadline, type Expiry } from './stream-deadline.ts';
 import { rejectionResponse } from './transport-bad-request.ts';
 import { responseDestination, stampReceived } from './transport-via.ts';
 import type { SipTls } from './tls/tls-streams.ts';
+import { isResponseBytes, type SourceGate } from './source-gate.ts';
 
 export interface TransportHandler {
   onRequest(req: SipRequest, source: Source): void;
@@ -84,6 +85,8 @@ export class SipTransport {
   readonly refused: Record<RefusalReason, number> = { rate: 0, per_source: 0, total: 0, fd_reserve: 0 };
   /** Stream connections closed at a deadline, by which one. */
   readonly expired: Record<Expiry, number> = { idle: 0, message: 0 };
+  /** Who may be read and answered (the SIP server's abuse guard); everyone when unset. */
+  gate: SourceGate | undefined;
 
   private constructor(
     private readonly opts: SipTransportOptions,
@@ -182,6 +185,8 @@ export class SipTransport {
   async send(message: SipMessage | Buffer, dest: Destination): Promise<void> {
     if (this.closed) throw new Error('transport closed');
     const bytes = Buffer.isBuffer(message) ? message : serializeMessage(message);
+    // A banned source gets no response at all, whatever produced it (a transaction, a retransmission).
+    if (this.gate && isResponseBytes(bytes) && !this.gate.admits(dest.address)) return;
     if (dest.transport === 'udp') {
       const udp = this.udp;
       if (!udp) throw new Error('UDP not enabled');
@@ -268,8 +273,8 @@ export class SipTransport {
     );
     const conn: Conn = { id, kind, socket, remoteKey: key, ready, deadline, ...(serverName === undefined ? {} : { serverName }) };
     if (ticket) socket.once('close', () => this.opts.admission?.release(ticket));
-    if (this.closed) {
-      socket.destroy();
+    if (this.closed || (remoteKey === undefined && !this.admits(socket))) {
+      socket.destroy(); // an accepted connection from a banned source is refused at once
       return conn;
     }
     this.conns.set(id, conn);
@@ -302,7 +307,15 @@ export class SipTransport {
     arm();
     socket.on('data', (chunk: Buffer) => {
       let completed = false;
+      // Banned while connected (before this chunk or by a message in it): nothing more is read or answered.
+      const refused = (): boolean => {
+        if (this.admits(socket)) return false;
+        socket.destroy();
+        return true;
+      };
+      if (refused()) return;
       for (const ev of framer.push(chunk)) {
+        if (refused()) return;
         if (ev.type === 'message') {
           completed = true;
           this.onParsed(ev.result, this.sourceOf(conn));
@@ -310,8 +323,10 @@ export class SipTransport {
           completed = true;
           socket.write('\r\n'); // RFC 5626 §4.4.1 pong
         } else {
-          // Framing is lost for good: answer if possible, then drop the connection.
-          if (ev.result) this.onParsed(ev.result, this.sourceOf(conn));
+          // Framing is lost for good: count it, answer if possible, then drop the connection.
+          const source = this.sourceOf(conn);
+          if (ev.result && !ev.result.ok) this.onParsed(ev.result, source); // rejectMalformed counts it
+          else if (this.gate?.malformed(source.address) !== false && ev.result) this.onParsed(ev.result, source);
           this.report(new Error(`closing ${id}: ${ev.error}`));
           socket.end();
           return;
@@ -330,6 +345,10 @@ export class SipTransport {
     return conn;
   }
 
+  private admits(socket: net.Socket): boolean {
+    return this.gate === undefined || this.gate.admits(stripV4Mapped(socket.remoteAddress ?? ''));
+  }
+
   private sourceOf(conn: Conn): Source {
     return {
       transport: conn.kind,
@@ -342,6 +361,7 @@ export class SipTransport {
   }
 
   private onDatagram(buf: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.gate && !this.gate.admits(rinfo.address)) return; // banned: not even parsed
     const source: Source = { transport: 'udp', address: rinfo.address, port: rinfo.port, localAddress: this.localAddress, localPort: this.port };
     // A lone CRLF (or CRLFCRLF) is a keep-alive ping, not a message.
     if (buf.length <= 4 && buf.toString('latin1').trim() === '') return;
@@ -360,6 +380,7 @@ export class SipTransport {
         return;
       }
       if (!stampReceived(msg, source)) {
+        this.gate?.malformed(source.address);
         this.report(new Error(`request without a usable Via from ${source.address}:${source.port}`));
         return;
       }
@@ -371,6 +392,8 @@ export class SipTransport {
 
   private rejectMalformed(parsed: Extract<ParseResult, { ok: false }>, source: Source): void {
     this.report(new Error(`malformed message from ${source.address}:${source.port}: ${parsed.error}`));
+    // Counted before any answer is formed; a source this bans (or had banned) hears nothing.
+    if (this.gate && !this.gate.malformed(source.address)) return;
     const salvaged = rejectionResponse(parsed.partial, parsed.status, parsed.error);
     if (!salvaged || !stampReceived(salvaged.request, source)) return;
     this.send(salvaged.response, responseDestination(salvaged.request, source)).catch((err: unknown) => {

@@ -15,6 +15,7 @@ import { buildResponse } from './transaction-response.ts';
 import type { ServerInviteTransaction } from './transaction-server.ts';
 import type { Destination, TimerConfig, TransportKind } from './transaction-types.ts';
 import { SipTransport, type SipTransportOptions } from './transport.ts';
+import type { SourceGate } from './source-gate.ts';
 import { dialogId } from './dialog-requests.ts';
 import type { UaConfig, UaContext } from './user-agent-context.ts';
 import type { IncomingInvite } from './user-agent-incoming-invite.ts';
@@ -110,6 +111,11 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     );
     ua.config.port = ua.transport.localPort;
     return ua;
+  }
+
+  /** Who the transport may read and answer (the abuse guard); see src/sip/source-gate.ts. */
+  useSourceGate(gate: SourceGate): void {
+    this.transport.gate = gate;
   }
 
   get timers(): TimerConfig {

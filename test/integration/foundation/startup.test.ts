@@ -60,6 +60,10 @@ describe('npm start', () => {
     expect(health).toEqual({ status: 'ok' });
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('process_cpu_user_seconds_total');
+    // The SIP edge's counters are served by the same registry.
+    for (const name of ['switchboard_sip_abuse_bans_total', 'switchboard_sip_malformed_total', 'switchboard_sip_calls_rate_limited_total']) {
+      expect(metrics).toContain(`# TYPE ${name} counter`);
+    }
 
     // The README's newcomer path: an account from the CLI while the engine runs, then the API.
     const { stdout } = await exec(process.execPath, [path.resolve('bin/switchboard.js'), 'accounts', 'create', '--name', 'Newcomer', '--balance', '5'], {

@@ -63,6 +63,43 @@ describe('AbuseGuard', () => {
     expect(g.isBanned('5.5.5.5')).toBe(true);
   });
 
+  it('malformed input counts as strikes: the source is banned (reason malformed) and its input is dropped from then on', () => {
+    const clock = new ManualClock();
+    const bans: string[] = [];
+    const g = new AbuseGuard({ clock, maxStrikes: 4, onBan: (ip, why) => bans.push(`${ip}:${why}`) });
+    const verdicts = Array.from({ length: 6 }, () => {
+      clock.advance(100);
+      return g.malformed('6.6.6.6');
+    });
+    expect(verdicts).toEqual(['pass', 'pass', 'pass', 'drop', 'drop', 'drop']);
+    expect(bans).toEqual(['6.6.6.6:malformed']);
+    expect(g.isBanned('6.6.6.6')).toBe(true);
+    expect(g.check(req(), '6.6.6.6')).toBe('drop');
+    // Another source is untouched.
+    expect(g.malformed('6.6.6.7')).toBe('pass');
+    expect(g.check(req(), '6.6.6.7')).toBe('pass');
+    expect(g.stats).toMatchObject({ banned: 1, malformed: 7 });
+  });
+
+  it('malformed input counts towards the request rate too', () => {
+    const clock = new ManualClock();
+    const bans: string[] = [];
+    const g = new AbuseGuard({ clock, maxRequestsPerSec: 5, maxStrikes: 100, onBan: (ip, why) => bans.push(`${ip}:${why}`) });
+    for (let i = 0; i < 3; i++) expect(g.malformed('7.7.7.7')).toBe('pass');
+    expect(g.check(req(), '7.7.7.7')).toBe('pass');
+    expect(g.check(req(), '7.7.7.7')).toBe('pass');
+    expect(g.malformed('7.7.7.7')).toBe('drop');
+    expect(bans).toEqual(['7.7.7.7:flood']);
+  });
+
+  it('a trusted source sending malformed input is counted but never banned for it', () => {
+    const clock = new ManualClock();
+    const g = new AbuseGuard({ clock, maxRequestsPerSec: 2, maxStrikes: 2, trusted: (ip) => ip === '10.0.0.1' });
+    for (let i = 0; i < 10; i++) expect(g.malformed('10.0.0.1')).toBe('pass');
+    expect(g.isBanned('10.0.0.1')).toBe(false);
+    expect(g.stats.malformed).toBe(10);
+  });
+
   it('keeps its memory bounded', () => {
     const clock = new ManualClock();
     const g = new AbuseGuard({ clock, maxTracked: 100 });

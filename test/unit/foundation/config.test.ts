@@ -11,7 +11,14 @@ describe('configuration', () => {
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
     expect(c.dataDir.endsWith('data')).toBe(true);
     expect(Object.isFrozen(c)).toBe(true);
-    expect(c.calls).toEqual({ maxLiveCalls: 500, maxPerAccount: 200, maxPerTrunk: 200, maxLoopDelayMs: 50 });
+    expect(c.calls).toEqual({
+      maxLiveCalls: 500,
+      maxPerAccount: 200,
+      maxPerTrunk: 200,
+      maxLoopDelayMs: 50,
+      ratePerTrunk: { perSec: 10, burst: 20 },
+      rate: { perSec: 0, burst: 1 },
+    });
   });
 
   it('takes the call caps and the overload threshold from SWITCHBOARD_MAX_*', () => {
@@ -21,7 +28,15 @@ describe('configuration', () => {
       SWITCHBOARD_MAX_CALLS_PER_TRUNK: '30',
       SWITCHBOARD_MAX_LOOP_DELAY_MS: '0',
     });
-    expect(c.calls).toEqual({ maxLiveCalls: 900, maxPerAccount: 40, maxPerTrunk: 30, maxLoopDelayMs: 0 });
+    expect(c.calls).toMatchObject({ maxLiveCalls: 900, maxPerAccount: 40, maxPerTrunk: 30, maxLoopDelayMs: 0 });
+  });
+
+  it('takes the new-call rates from SWITCHBOARD_MAX_CALL_RATE*; an unset burst is two seconds of the rate', () => {
+    const c = loadConfig({ SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK: '2.5', SWITCHBOARD_MAX_CALL_RATE: '40', SWITCHBOARD_MAX_CALL_BURST: '50' });
+    expect(c.calls.ratePerTrunk).toEqual({ perSec: 2.5, burst: 5 });
+    expect(c.calls.rate).toEqual({ perSec: 40, burst: 50 });
+    expect(loadConfig({ SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK: '0' }).calls.ratePerTrunk).toEqual({ perSec: 0, burst: 1 });
+    expect(loadConfig({ SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK: '3' }).calls.ratePerTrunk).toEqual({ perSec: 10, burst: 3 });
   });
 
   it('sets V8’s heap growing factor from SWITCHBOARD_HEAP_GROWING_PERCENT (200 by default, 0: V8’s own)', () => {
@@ -74,6 +89,9 @@ describe('configuration', () => {
     ['SWITCHBOARD_MAX_CALLS', '0'],
     ['SWITCHBOARD_MAX_CALLS_PER_TRUNK', 'many'],
     ['SWITCHBOARD_MAX_LOOP_DELAY_MS', '-5'],
+    ['SWITCHBOARD_MAX_CALL_RATE_PER_TRUNK', '-1'],
+    ['SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK', '0'],
+    ['SWITCHBOARD_MAX_CALL_RATE', 'fast'],
     ['SWITCHBOARD_HEAP_GROWING_PERCENT', '-1'],
     ['SWITCHBOARD_HEAP_GROWING_PERCENT', '5000'],
     ['SIP_TCP_MAX_CONNECTIONS', '0'],

@@ -2,6 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowList } from './net/outbound/cidr.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 /** An IP address or a DNS name (RFC 1123 labels); no scheme, port or path. */
@@ -13,6 +14,12 @@ const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
 export const CALL_CAP_DEFAULTS = Object.freeze({ maxLiveCalls: 500, maxPerAccount: 200, maxPerTrunk: 200, maxLoopDelayMs: 50 });
 
 const count = z.coerce.number().int().min(1);
+
+/** Comma-separated addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`), every entry valid. */
+const cidrList = z.string().superRefine((text, ctx) => {
+  const { invalid } = parseAllowList(text);
+  if (invalid.length > 0) ctx.addIssue({ code: 'custom', message: `not addresses or CIDR ranges: ${invalid.join(', ')}` });
+});
 
 function defaultPublicHost(): string {
   for (const list of Object.values(os.networkInterfaces())) {
@@ -50,6 +57,7 @@ const schema = z
     SWITCHBOARD_MAX_CALLS_PER_ACCOUNT: count.default(CALL_CAP_DEFAULTS.maxPerAccount),
     SWITCHBOARD_MAX_CALLS_PER_TRUNK: count.default(CALL_CAP_DEFAULTS.maxPerTrunk),
     SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
+    SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: cidrList.default(''),
   })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
@@ -83,6 +91,11 @@ export interface Config {
   catalogFile?: string;
   /** Caps on live calls and the event-loop delay past which new calls are shed (0: off). */
   calls: { maxLiveCalls: number; maxPerAccount: number; maxPerTrunk: number; maxLoopDelayMs: number };
+  /**
+   * URLs customers give (webhooks, custom tools, a custom calendar endpoint) reach public
+   * addresses only; these ranges are opened besides (src/net/outbound).
+   */
+  outbound: { allowCidrs: readonly string[] };
 }
 
 export class ConfigError extends Error {}
@@ -117,5 +130,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       maxPerTrunk: e.SWITCHBOARD_MAX_CALLS_PER_TRUNK,
       maxLoopDelayMs: e.SWITCHBOARD_MAX_LOOP_DELAY_MS,
     },
+    outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
   });
 }

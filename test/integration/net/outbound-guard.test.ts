@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutbound, OutboundRefusedError, type Outbound } from '../../../src/net/outbound/index.ts';
 import { HttpSink } from '../../support/http-sink.ts';
-import { ScriptedDns } from '../../support/outbound.ts';
+import { internalAndOutside, ScriptedDns } from '../../support/outbound.ts';
 
 const open: Array<{ close(): unknown }> = [];
 afterEach(async () => {
@@ -25,18 +25,10 @@ async function sink(at: { host?: string; port?: number } = {}): Promise<HttpSink
   return s;
 }
 
-/** An internal server on 127.0.0.1 and a "public" one on 127.0.0.2, on the same port. */
-async function internalAndPublic(): Promise<{ internal: HttpSink; outside: HttpSink; port: number }> {
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const outside = await sink({ host: '127.0.0.2' });
-    try {
-      const internal = await sink({ host: '127.0.0.1', port: outside.port });
-      return { internal, outside, port: outside.port };
-    } catch {
-      // That port is taken on 127.0.0.1: try another.
-    }
-  }
-  throw new Error('no port free on both 127.0.0.1 and 127.0.0.2');
+async function internalAndPublic() {
+  const pair = await internalAndOutside();
+  open.push(pair);
+  return pair;
 }
 
 const post = (o: Outbound, url: string) => o.fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}', signal: AbortSignal.timeout(5000) });

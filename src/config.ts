@@ -2,6 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowList } from './net/outbound/cidr.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 /** An IP address or a DNS name (RFC 1123 labels); no scheme, port or path. */
@@ -35,6 +36,12 @@ const callsPerSec = z.coerce.number().min(0).max(100_000);
 
 /** Bounds on SIP over TCP (src/sip/tcp-admission.ts, src/sip/stream-deadline.ts, src/sip/fd-budget.ts). */
 export const SIP_TCP_DEFAULTS = Object.freeze({ maxPerSource: 64, acceptRatePerSecond: 10, idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
+
+/** Comma-separated addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`), every entry valid. */
+const cidrList = z.string().superRefine((text, ctx) => {
+  const { invalid } = parseAllowList(text);
+  if (invalid.length > 0) ctx.addIssue({ code: 'custom', message: `not addresses or CIDR ranges: ${invalid.join(', ')}` });
+});
 
 function defaultPublicHost(): string {
   for (const list of Object.values(os.networkInterfaces())) {
@@ -88,6 +95,7 @@ const schema = z
     SWITCHBOARD_MAX_CALL_BURST_PER_TRUNK: count.optional(),
     SWITCHBOARD_MAX_CALL_RATE: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRate),
     SWITCHBOARD_MAX_CALL_BURST: count.optional(),
+    SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: cidrList.default(''),
   })
   .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
     path: ['SIP_TLS_CERT'],
@@ -139,6 +147,11 @@ export interface Config {
     ratePerTrunk: { perSec: number; burst: number };
     rate: { perSec: number; burst: number };
   };
+  /**
+   * URLs customers give (webhooks, custom tools, a custom calendar endpoint) reach public
+   * addresses only; these ranges are opened besides (src/net/outbound).
+   */
+  outbound: { allowCidrs: readonly string[] };
   /** After SIGTERM, how long live calls may go on before they are hung up (src/util/drain-plan.ts). */
   drainGraceMs: number;
   /** How often live calls' records are stamped alive, so a crash-cut call ends by its real length (src/call/call-heartbeat.ts). */
@@ -211,5 +224,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     drainGraceMs: e.SWITCHBOARD_DRAIN_SECONDS * 1000,
     callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,
+    outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
   });
 }

@@ -7,6 +7,7 @@ import type { Catalog } from './catalog/catalog.ts';
 import type { TrunkRegistry } from './sip/trunk-registry.ts';
 import type { CampaignRunner } from './campaigns/state.ts';
 import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
+import type { Outbound } from './net/outbound/index.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -27,4 +28,9 @@ export interface AppContext {
   campaignRunner?: CampaignRunner;
   /** Places outbound calls (POST /user/calls); absent until the SIP server is up. */
   dialer?: OutboundCallPlacer;
+  /**
+   * The guard for URLs customers give; absent: built from `config.outbound` (reach it through
+   * `outboundOf(ctx)`). Tests set one to play DNS.
+   */
+  outbound?: Outbound;
 }

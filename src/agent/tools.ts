@@ -1,3 +1,4 @@
+import { defaultOutbound } from '../net/outbound/index.ts';
 import { httpTool, toolName } from './http-tool.ts';
 import type { AgentAssistant, AgentDeps, AgentTool, KbPassage } from './types.ts';
 
@@ -44,7 +45,7 @@ export async function buildTools(
   for (const tool of extra) add(tool);
   const ids = cfg.tool_ids ?? [];
   if (ids.length > 0) {
-    const fetchImpl = deps.fetch ?? fetch;
+    const fetchImpl = deps.fetch ?? defaultOutbound().fetch;
     for (const def of await deps.customTools(assistant.accountId, ids)) add(httpTool(def, toolName(def.name), fetchImpl));
   }
   return tools;

@@ -80,6 +80,7 @@ export interface AgentDeps {
   customTools(accountId: number, ids: readonly number[]): Promise<CustomToolDef[]>;
   searchKnowledge(accountId: number, kbId: number, query: string, limit: number): Promise<KbPassage[]>;
   languageName?(id: number): string | undefined;
+  /** For custom tools' endpoints (customer URLs): the outbound guard's fetch; default: the guard without an allow-list. */
   fetch?: typeof fetch;
 }
 

@@ -10,12 +10,16 @@ import { createSchema, FIELD_NAMES, NULLABLE, READ_ONLY, unknownFieldErrors, upd
 import type { z } from 'zod';
 import { catalogRules } from './rules.ts';
 import { ownershipRules } from './ownership.ts';
+import { urlTargetRules } from './url-targets.ts';
+import { defaultOutbound, type OutboundPolicy } from '../net/outbound/index.ts';
 import { fromStored, toStored, type StoredTool } from './tools.ts';
 
 export interface AssistantDeps {
   catalog: Catalog;
   store: Store;
   secrets: SecretBox;
+  /** Which addresses the assistant's URLs may name (default: public ones only). */
+  outbound?: OutboundPolicy;
 }
 
 /** How a sealed calendar key is shown: never the secret, but enough to recognise it. */
@@ -75,6 +79,7 @@ async function validate(
   const input: CreateInput = parseBody(createSchema, FIELD_NAMES, candidate);
   const errors: Record<string, string[]> = {};
   const derived = catalogRules(input, deps.catalog, accountId, errors);
+  urlTargetRules(input, deps.outbound ?? defaultOutbound().policy, errors);
   await ownershipRules(deps.store, accountId, input, errors, selfId);
   throwIfErrors(errors);
 

@@ -1,12 +1,13 @@
 import type { AppContext } from '../context.ts';
 import type { AgentDeps, ResolvedModel } from '../agent/types.ts';
 import { providerFor, type LlmRegistry } from '../providers/llm/registry.ts';
+import { outboundOf } from '../net/outbound/index.ts';
 
 /** The model used when an assistant names none usable for text (realtime-only assistants). */
 export const DEFAULT_CHAT_MODEL_ID = 1;
 
-/** Wires the agent to the store and catalog of one engine. */
-export function agentDeps(ctx: AppContext, llm: LlmRegistry, fetchImpl: typeof fetch = fetch): AgentDeps {
+/** Wires the agent to the store and catalog of one engine; custom tools go out through the outbound guard. */
+export function agentDeps(ctx: AppContext, llm: LlmRegistry, fetchImpl: typeof fetch = outboundOf(ctx).fetch): AgentDeps {
   const resolve = (id: number): ResolvedModel | undefined => {
     const m = ctx.catalog.llmModel(id);
     const provider = m && providerFor(llm, m.provider);

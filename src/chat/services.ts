@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import { Agent } from '../agent/run-turn.ts';
 import { createLlmRegistry, type LlmRegistry } from '../providers/llm/registry.ts';
 import { DeliveryWorker } from '../webhooks/delivery.ts';
+import { outboundOf } from '../net/outbound/index.ts';
 import { EventPublisher } from '../webhooks/events.ts';
 import { agentDeps } from './agent-deps.ts';
 import { ConversationService } from './conversation-service.ts';
@@ -45,6 +46,7 @@ function buildChatServices(ctx: AppContext): ChatServices {
     secretFor: async (id) => (await ctx.repos.accounts.get(id))?.webhookSecret,
     clock: ctx.clock,
     logger: ctx.logger,
+    fetch: outboundOf(ctx).fetch,
   });
   const events = new EventPublisher(ctx.repos.outbox, ctx.clock, () => delivery.kick());
   const conversations = new ConversationService(ctx, agent, events);

@@ -4,6 +4,7 @@ import { calendarTools } from '../call/tools/calendar.ts';
 import type { AppContext } from '../context.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { Conversation } from '../store/repos/conversations.ts';
+import { outboundOf } from '../net/outbound/index.ts';
 
 /**
  * The assistant's built-in tools that mean something in a text chat, besides `end_call` (offered
@@ -11,7 +12,7 @@ import type { Conversation } from '../store/repos/conversations.ts';
  * `book_meeting`. Transfers, DTMF and keypad need a phone call and are not offered. A stored tool
  * that no longer parses is skipped rather than offered half-configured.
  */
-export function textBuiltinTools(ctx: AppContext, assistant: AssistantRecord, conv: Conversation, fetchImpl?: typeof fetch): AgentTool[] {
+export function textBuiltinTools(ctx: AppContext, assistant: AssistantRecord, conv: Conversation, fetchImpl: typeof fetch = outboundOf(ctx).fetch): AgentTool[] {
   const out: AgentTool[] = [];
   for (const raw of assistant.config.tools ?? []) {
     if (raw.type !== 'calendar_booking') continue;
@@ -26,7 +27,7 @@ export function textBuiltinTools(ctx: AppContext, assistant: AssistantRecord, co
         timeZone: assistant.config.timezone ?? 'UTC',
         callerNumber: conv.customerPhone,
         openSecret: (sealed) => ctx.secrets.open(sealed),
-        ...(fetchImpl && { fetch: fetchImpl }),
+        fetch: fetchImpl,
       }),
     );
   }

@@ -15,6 +15,7 @@
  * Cal.com's message, and whether retrying could help.
  */
 import { ProviderError } from '../util/errors.ts';
+import { defaultOutbound, outboundRefusal } from '../net/outbound/index.ts';
 
 export type CalcomEndpoint = 'us' | 'eu' | 'custom';
 
@@ -48,6 +49,7 @@ export interface CalcomOptions {
   username?: string | null;
   organizationSlug?: string | null;
   timeoutMs?: number;
+  /** The guarded fetch for customer URLs (a custom endpoint is one); default: the guard without an allow-list. */
   fetch?: typeof fetch;
 }
 
@@ -88,7 +90,7 @@ export class CalcomClient {
   constructor(private readonly opts: CalcomOptions) {
     this.baseUrl = calcomBaseUrl(opts.endpoint, opts.customEndpoint);
     this.username = opts.username ?? undefined;
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.fetchImpl = opts.fetch ?? defaultOutbound().fetch;
   }
 
   /**
@@ -174,6 +176,8 @@ export class CalcomClient {
     } catch (err) {
       if (signal?.aborted) throw err;
       if (timeout.aborted) throw new CalcomError(`Cal.com did not answer within ${timeoutMs} ms (${method} ${path}).`, 0, true);
+      // A custom endpoint that leads to an internal address: asking again will not change that.
+      if (outboundRefusal(err)) throw new CalcomError(`Cal.com could not be reached: ${(err as Error).message}`, 0, false);
       throw new CalcomError(`Cal.com could not be reached: ${(err as Error).message}`, 0, true);
     }
     const text = await res.text();

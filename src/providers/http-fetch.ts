@@ -41,57 +41,65 @@ function headerRecord(init: ConstructorParameters<typeof Headers>[0]): Record<st
   return out;
 }
 
-export const httpFetch: typeof fetch = (input, init) => {
-  const body = init?.body;
-  const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
-  const href = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
-  // Anything unusual, an unparsable URL included, is the global fetch's to answer (or refuse).
-  if (href === undefined || !plainBody || !URL.canParse(href)) return fetch(input, init);
-  const url = new URL(href);
-  const agent = url.protocol === 'http:' ? agents['http:'] : url.protocol === 'https:' ? agents['https:'] : undefined;
-  if (!agent) return fetch(input, init);
-  const signal = init?.signal ?? undefined;
-  if (signal?.aborted) return Promise.reject(abortReason(signal));
-  const method = (init?.method ?? 'GET').toUpperCase();
-  // fetch refuses these itself (a TypeError); let it say so.
-  if ((method === 'GET' || method === 'HEAD') && body != null) return fetch(input, init);
-  // Inside the executor, so a bad header (from the caller or the server) rejects, never throws.
-  return new Promise<Response>((resolve, reject) => {
-    const headers = headerRecord(init?.headers);
-    // A body of known length goes with Content-Length, as fetch sends it, not chunked.
-    if (body != null && headers['content-length'] === undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
-    const request = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent });
-    let response: http.IncomingMessage | undefined;
-    const onAbort = (): void => {
-      const reason = abortReason(signal!) as Error;
-      // Before the answer the request fails with the reason; after it the body stream does.
-      if (response) response.destroy(reason);
-      else request.destroy(reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const done = (): void => signal?.removeEventListener('abort', onAbort);
-    request.on('error', (error) => {
-      done();
-      if (response) return; // the body stream carries it
-      reject(signal?.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
+export const httpFetch: typeof fetch = nodeFetch((protocol) => agents[protocol], (input, init) => fetch(input, init));
+
+/**
+ * A fetch over `node:http`/`node:https` through the agents `agentFor` gives (undefined for a
+ * protocol: not this path); whatever does not take this path goes to `fallback`.
+ */
+export function nodeFetch(agentFor: (protocol: 'http:' | 'https:') => http.Agent | undefined, fallback: typeof fetch): typeof fetch {
+  return (input, init) => {
+    const body = init?.body;
+    const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
+    const href = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
+    // Anything unusual, an unparsable URL included, is the fallback's to answer (or refuse).
+    if (href === undefined || !plainBody || !URL.canParse(href)) return fallback(input, init);
+    const url = new URL(href);
+    const agent = url.protocol === 'http:' || url.protocol === 'https:' ? agentFor(url.protocol) : undefined;
+    if (!agent) return fallback(input, init);
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const method = (init?.method ?? 'GET').toUpperCase();
+    // fetch refuses these itself (a TypeError); let it say so.
+    if ((method === 'GET' || method === 'HEAD') && body != null) return fallback(input, init);
+    // Inside the executor, so a bad header (from the caller or the server) rejects, never throws.
+    return new Promise<Response>((resolve, reject) => {
+      const headers = headerRecord(init?.headers);
+      // A body of known length goes with Content-Length, as fetch sends it, not chunked.
+      if (body != null && headers['content-length'] === undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+      const request = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent });
+      let response: http.IncomingMessage | undefined;
+      const onAbort = (): void => {
+        const reason = abortReason(signal!) as Error;
+        // Before the answer the request fails with the reason; after it the body stream does.
+        if (response) response.destroy(reason);
+        else request.destroy(reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      request.on('error', (error) => {
+        done();
+        if (response) return; // the body stream carries it
+        reject(signal?.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
+      });
+      request.on('response', (res) => {
+        response = res;
+        res.on('close', done);
+        // The body stream takes a failure (an abort: the signal's reason, as with fetch) from here.
+        res.on('error', () => {});
+        try {
+          resolve(toResponse(res, method));
+        } catch (error) {
+          // An answer a Response cannot hold (a status outside 200-599, a status text or header
+          // it refuses) is a failed fetch, as undici reports it; it must not throw into the socket.
+          res.destroy();
+          reject(new TypeError('fetch failed', { cause: error }));
+        }
+      });
+      request.end(body ?? undefined);
     });
-    request.on('response', (res) => {
-      response = res;
-      res.on('close', done);
-      // The body stream takes a failure (an abort: the signal's reason, as with fetch) from here.
-      res.on('error', () => {});
-      try {
-        resolve(toResponse(res, method));
-      } catch (error) {
-        // An answer a Response cannot hold (a status outside 200-599, a status text or header
-        // it refuses) is a failed fetch, as undici reports it; it must not throw into the socket.
-        res.destroy();
-        reject(new TypeError('fetch failed', { cause: error }));
-      }
-    });
-    request.end(body ?? undefined);
-  });
-};
+  };
+}
 
 function toResponse(res: http.IncomingMessage, method: string): Response {
   const status = res.statusCode ?? 0;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { defaultOutbound, outboundRefusal } from '../net/outbound/index.ts';
 import type { OutboxRepo, OutboxRow } from '../store/repos/outbox.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import { signedHeaders } from './signing.ts';
@@ -9,6 +10,7 @@ export interface DeliveryOptions {
   secretFor(accountId: number): Promise<string | undefined>;
   clock: Clock;
   logger: Logger;
+  /** The guarded fetch for customer URLs (default: the guard without an allow-list). */
   fetch?: typeof fetch;
   pollMs?: number;
   timeoutMs?: number;
@@ -22,11 +24,19 @@ export function backoffMs(attempts: number, baseMs = 5_000, maxMs = 3_600_000): 
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
 }
 
+/** Where a row goes, for logs: scheme, host and port, never the path or query (tokens live there). */
+function origin(url: string): string {
+  return URL.canParse(url) ? new URL(url).origin : 'unparsable URL';
+}
+
 /**
  * Delivers the persisted outbox: due rows are POSTed signed; failures are retried with
  * exponential backoff until `maxAttempts`, then marked failed. All state is in the table, so a
  * restart simply picks up the pending rows; the webhook id stays the same across retries so
  * receivers can deduplicate.
+ *
+ * A URL the outbound guard refuses (it leads to a loopback, private, link-local, ... address)
+ * fails at once, without retries: retrying would only probe the same internal address again.
  */
 export class DeliveryWorker {
   private timer: Timer | undefined;
@@ -35,7 +45,7 @@ export class DeliveryWorker {
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly opts: DeliveryOptions) {
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.fetchImpl = opts.fetch ?? defaultOutbound().fetch;
   }
 
   start(): void {
@@ -85,6 +95,7 @@ export class DeliveryWorker {
   private async deliver(row: OutboxRow): Promise<void> {
     const attempts = row.attempts + 1;
     let error: string | undefined;
+    let permanent = false;
     try {
       const secret = await this.opts.secretFor(row.accountId);
       if (!secret) throw new Error('account has no signing secret');
@@ -100,13 +111,19 @@ export class DeliveryWorker {
       if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
     } catch (err) {
       error = (err as Error).message;
+      permanent = outboundRefusal(err) !== undefined;
     }
     if (error === undefined) {
       await this.opts.outbox.markDelivered(row.id, attempts);
       return;
     }
+    if (permanent) {
+      this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery refused by the outbound guard');
+      await this.opts.outbox.markFailed(row.id, attempts, error);
+      return;
+    }
     if (attempts >= (this.opts.maxAttempts ?? 8)) {
-      this.opts.logger.warn({ outboxId: row.id, url: row.url, error }, 'webhook delivery gave up');
+      this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery gave up');
       await this.opts.outbox.markFailed(row.id, attempts, error);
       return;
     }

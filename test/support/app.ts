@@ -10,6 +10,8 @@ import { createLogger } from '../../src/util/logger.ts';
 import { buildApp } from '../../src/api/app.ts';
 import type { AppContext } from '../../src/context.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
+import type { Outbound } from '../../src/net/outbound/index.ts';
+import { LOOPBACK_ALLOW_CIDRS } from './outbound.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -22,12 +24,22 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** An engine's REST app in-process: memory store, manual clock, quiet logs. */
-export async function testApp(env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * An engine's REST app in-process: memory store, manual clock, quiet logs. The stand-ins customer
+ * URLs point at live on loopback, so the operator's allow-list opens loopback here
+ * (SWITCHBOARD_OUTBOUND_ALLOW_CIDRS; pass it as '' for the engine's default, public addresses
+ * only). `outbound` replaces the guard (a scripted DNS).
+ */
+export async function testApp(env: Record<string, string> = {}, opts: { outbound?: Outbound } = {}): Promise<TestApp> {
   const clock = new ManualClock();
   const store = openMemoryStore();
   const secrets = new SecretBox(Buffer.alloc(32, 7));
-  const config = loadConfig({ SWITCHBOARD_DATA_DIR: '/tmp/switchboard-test-unused', SIP_PUBLIC_HOST: '127.0.0.1', ...env });
+  const config = loadConfig({
+    SWITCHBOARD_DATA_DIR: '/tmp/switchboard-test-unused',
+    SIP_PUBLIC_HOST: '127.0.0.1',
+    SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+    ...env,
+  });
   const ctx: AppContext = {
     config,
     store,
@@ -37,6 +49,7 @@ export async function testApp(env: Record<string, string> = {}): Promise<TestApp
     secrets,
     catalog: Catalog.load(config),
     trunks: new InMemoryTrunkRegistry(),
+    ...(opts.outbound && { outbound: opts.outbound }),
   };
   const { app } = await buildApp(ctx);
   await app.ready();

@@ -19,17 +19,22 @@ export class HttpSink {
   failFirst = 0;
   /** Wait this long before answering (slow endpoints, timeouts). */
   delayMs = 0;
-  responder: ((d: Omit<Delivery, 'status'>) => { status: number; body: unknown } | undefined) | undefined;
-  private server!: { url: string; close(): Promise<void> };
+  responder: ((d: Omit<Delivery, 'status'>) => { status: number; body: unknown; headers?: Record<string, string> } | undefined) | undefined;
+  private server!: { url: string; port: number; close(): Promise<void> };
 
-  static async start(): Promise<HttpSink> {
+  /** On 127.0.0.1 and a free port, unless told otherwise (another loopback address, a given port). */
+  static async start(at: { host?: string; port?: number } = {}): Promise<HttpSink> {
     const s = new HttpSink();
-    s.server = await listen((req, res) => void s.handle(req, res));
+    s.server = await listen((req, res) => void s.handle(req, res), at);
     return s;
   }
 
   get url(): string {
     return this.server.url;
+  }
+
+  get port(): number {
+    return this.server.port;
   }
 
   close(): Promise<void> {
@@ -45,15 +50,16 @@ export class HttpSink {
     }
     let status = 200;
     let body: unknown = { ok: true };
+    let headers: Record<string, string> = {};
     if (this.failFirst > 0) {
       this.failFirst--;
       status = 500;
       body = { error: 'scripted failure' };
     } else {
       const custom = this.responder?.(d);
-      if (custom) ({ status, body } = custom);
+      if (custom) ({ status, body, headers = {} } = custom);
     }
     this.received.push({ ...d, status });
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
   }
 }

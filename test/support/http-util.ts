@@ -1,13 +1,24 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Starts a loopback HTTP server; resolves with its base URL and a closer that drops keep-alives. */
-export async function listen(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * Starts a loopback HTTP server (127.0.0.1 and a free port unless told otherwise); resolves with
+ * its base URL and a closer that drops keep-alives.
+ */
+export async function listen(handler: http.RequestListener, at: { host?: string; port?: number } = {}): Promise<{ url: string; port: number; close(): Promise<void> }> {
   const server = http.createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = at.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

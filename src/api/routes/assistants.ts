@@ -4,13 +4,14 @@ import type { AppContext } from '../../context.ts';
 import { AppError, NotFoundError } from '../../util/errors.ts';
 import { createSchema, updateSchema } from '../../assistants/fields.ts';
 import { listItem, recordView, validateCreate, validateUpdate, type AssistantDeps } from '../../assistants/service.ts';
+import { outboundOf } from '../../net/outbound/index.ts';
 
 const tags = ['Assistants'];
 const disableWebhookBody = z.object({ assistant_id: z.int().positive().max(Number.MAX_SAFE_INTEGER) });
 
 /** Assistant CRUD and the inbound-webhook switch. Another account's assistant is a plain 404. */
 export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
-  const deps: AssistantDeps = { catalog: ctx.catalog, store: ctx.store, secrets: ctx.secrets };
+  const deps: AssistantDeps = { catalog: ctx.catalog, store: ctx.store, secrets: ctx.secrets, outbound: outboundOf(ctx).policy };
   const repo = ctx.repos.assistants;
   const notFound = () => new NotFoundError('Assistant');
 

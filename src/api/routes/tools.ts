@@ -6,11 +6,13 @@ import type { Tool, ToolInput, ToolMethod } from '../../store/repos/tools.ts';
 import { iso } from '../../store/json.ts';
 import { isLoopbackHost } from '../../util/ip.ts';
 import { NotFoundError } from '../../util/errors.ts';
+import { defaultOutbound, outboundOf, type OutboundPolicy } from '../../net/outbound/index.ts';
 
 /**
  * Custom mid-call tools. The endpoint must be HTTPS; plain http is accepted only for loopback
  * hosts (localhost, 127.0.0.0/8, [::1]) so local stand-ins and development servers work without
- * ever sending arguments unencrypted over a network.
+ * ever sending arguments unencrypted over a network. Either way the host may not be an internal
+ * address (loopback included) unless the operator's allow-list opens it (src/net/outbound).
  */
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -53,16 +55,17 @@ const updateBody = z.object({
 });
 
 /** Endpoint rule above; the message names the field as the client sent it. */
-export function endpointProblem(endpoint: string): string | undefined {
+export function endpointProblem(endpoint: string, policy: OutboundPolicy = defaultOutbound().policy): string | undefined {
   let url: URL;
   try {
     url = new URL(endpoint);
   } catch {
     return 'The endpoint field must be a valid URL.';
   }
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
-  return 'The endpoint field must be an HTTPS URL (plain http is allowed only for localhost).';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    return 'The endpoint field must be an HTTPS URL (plain http is allowed only for localhost).';
+  }
+  return policy.urlProblem('endpoint', endpoint);
 }
 
 /** The parameters must describe an object of named arguments, as function calling expects. */
@@ -89,9 +92,9 @@ export function parametersProblems(schema: Record<string, unknown>): string[] {
   return problems;
 }
 
-function validate(input: ToolInput): void {
+function validate(input: ToolInput, policy: OutboundPolicy): void {
   const errors: Record<string, string[]> = {};
-  const endpoint = endpointProblem(input.endpoint);
+  const endpoint = endpointProblem(input.endpoint, policy);
   if (endpoint) addError(errors, 'endpoint', endpoint);
   for (const p of parametersProblems(input.parameters)) addError(errors, 'parameters', p);
   throwIfErrors(errors);
@@ -131,7 +134,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
         headers: body.headers,
         timeoutMs: body.timeout_ms,
       };
-      validate(input);
+      validate(input, outboundOf(ctx).policy);
       return { message: 'Tool created successfully', data: presentTool(await ctx.repos.tools.create(accountId, input)) };
     },
   });
@@ -175,7 +178,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
         headers: body.headers ?? tool.headers,
         timeoutMs: body.timeout_ms ?? tool.timeoutMs,
       };
-      validate(input);
+      validate(input, outboundOf(ctx).policy);
       const updated = await ctx.repos.tools.update(accountId, params.id, input);
       if (!updated) throw new NotFoundError('Tool');
       return { message: 'Tool updated successfully', data: presentTool(updated) };

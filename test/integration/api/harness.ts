@@ -12,6 +12,7 @@ import { buildApp, type BuiltApp } from '../../../src/api/app.ts';
 import type { RateDecision, RateLimiter } from '../../../src/api/rate-limit.ts';
 import type { AppContext } from '../../../src/context.ts';
 import { dollarsToMicros } from '../../../src/util/money.ts';
+import { LOOPBACK_ALLOW_CIDRS } from '../../support/outbound.ts';
 
 /** Admits everything: table-driven tests send hundreds of requests and are not about limits. */
 export const noLimits: RateLimiter = {
@@ -45,7 +46,12 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
       done();
     },
   });
-  const config = loadConfig({ SWITCHBOARD_DATA_DIR: opts.dataDir ?? '/tmp/switchboard-test-unused', SIP_PUBLIC_HOST: '127.0.0.1' });
+  // Loopback opened as in test/support/app.ts: stand-ins live there.
+  const config = loadConfig({
+    SWITCHBOARD_DATA_DIR: opts.dataDir ?? '/tmp/switchboard-test-unused',
+    SIP_PUBLIC_HOST: '127.0.0.1',
+    SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+  });
   const ctx: AppContext = {
     config,
     store,

@@ -4,6 +4,7 @@ import { calendarBookingSchema } from '../../../src/assistants/tools.ts';
 import { calendarTools } from '../../../src/call/tools/calendar.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
 import { CalcomStandIn } from '../../support/calcom-stand-in.ts';
+import { loopbackOutbound } from '../../support/outbound.ts';
 
 const NOW = Date.parse('2030-03-05T15:00:00Z');
 const SLOT_A = Date.parse('2030-03-06T08:00:00Z'); // 09:00 Berlin
@@ -25,9 +26,17 @@ beforeEach(() => {
 });
 
 const client = (over: Partial<ConstructorParameters<typeof CalcomClient>[0]> = {}) =>
-  new CalcomClient({ apiKey: cal.apiKey, endpoint: 'custom', customEndpoint: cal.baseUrl, eventTypeSlug: 'intro', ...over });
+  new CalcomClient({ apiKey: cal.apiKey, endpoint: 'custom', customEndpoint: cal.baseUrl, eventTypeSlug: 'intro', fetch: loopbackOutbound().fetch, ...over });
 
 describe('CalcomClient against the stand-in', () => {
+  it('without a fetch of its own, the client goes through the outbound guard: a loopback endpoint is refused, not retryable, and receives nothing', async () => {
+    const c = new CalcomClient({ apiKey: cal.apiKey, endpoint: 'custom', customEndpoint: cal.baseUrl, eventTypeSlug: 'intro', teamSlug: 'sales' });
+    const err = await c.availableSlots({ start: '2030-03-06', end: '2030-03-06', timeZone: 'UTC' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CalcomError);
+    expect(err).toMatchObject({ httpStatus: 0, retryable: false, message: 'Cal.com could not be reached: refused to connect: 127.0.0.1 is a loopback address (customer URLs may only reach public addresses)' });
+    expect(cal.requests).toHaveLength(0);
+  });
+
   it('maps the regions to their base URLs; a custom endpoint may end in /v2', () => {
     expect(calcomBaseUrl('us')).toBe('https://api.cal.com');
     expect(calcomBaseUrl('eu')).toBe('https://api.cal.eu');
@@ -118,7 +127,7 @@ describe('calendar_booking tool end to end against the stand-in', () => {
   it('looks up availability, then books the chosen slot with the validated fields', async () => {
     const [check, book] = calendarTools(
       { ...tool, calendar_custom_endpoint: cal.baseUrl },
-      { clock: new ManualClock(NOW), timeZone: 'America/New_York', callerNumber: '+14155550123', openSecret: (s) => s.replace(/^sealed:/, '') },
+      { clock: new ManualClock(NOW), timeZone: 'America/New_York', callerNumber: '+14155550123', openSecret: (s) => s.replace(/^sealed:/, ''), fetch: loopbackOutbound().fetch },
     );
     const avail = (await check!.run({ start_date: '2030-03-06', end_date: '2030-03-09' }, undefined)) as { slots: string[] };
     // New York is still on EST (UTC-5) on 9 March 2030.

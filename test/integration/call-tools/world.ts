@@ -19,6 +19,7 @@ import type { Dialog } from '../../../src/sip/dialog.ts';
 import { systemClock } from '../../../src/util/clock.ts';
 import { TestPhone, type PhoneCall } from '../../support/test-phone.ts';
 import { harness, until, type Harness } from '../calls/harness.ts';
+import { outboundOf } from '../../../src/net/outbound/index.ts';
 
 export interface World {
   h: Harness;
@@ -82,6 +83,8 @@ export async function world(opts: WorldOptions = {}): Promise<World> {
     runner,
     voice: () => ({ provider: tts, voice: 'tone' }),
     options: { legRingingMs: 3000, referNotifyMs: 3000, supervisorAcceptMs: 3000, handoverGraceMs: 3000, endCallIdleMs: 1500, ...opts.options },
+    // As src/call/wiring does: the calendar's custom endpoint goes through the engine's outbound guard.
+    calendar: { fetch: outboundOf(h.ctx).fetch },
     ...opts.deps,
   });
   let lastCallId = 0;

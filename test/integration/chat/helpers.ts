@@ -5,6 +5,7 @@ import { TwilioStandIn } from '../../support/twilio-stand-in.ts';
 import { HttpSink } from '../../support/http-sink.ts';
 import { chatServices, type ChatServices } from '../../../src/chat/services.ts';
 import { twilioSignature } from '../../../src/chat/twilio.ts';
+import type { Outbound } from '../../../src/net/outbound/index.ts';
 
 export const PUBLIC_URL = 'https://switchboard.example.test';
 
@@ -20,14 +21,18 @@ export interface ChatWorld {
   close(): Promise<void>;
 }
 
-export async function chatWorld(): Promise<ChatWorld> {
+/** `outbound`: the engine's guard for customer URLs instead of testApp's (loopback opened). */
+export async function chatWorld(opts: { outbound?: Outbound } = {}): Promise<ChatWorld> {
   const [llm, twilio, sink] = await Promise.all([OpenAiStandIn.start(), TwilioStandIn.start(), HttpSink.start()]);
-  const t = await testApp({
-    OPENAI_BASE_URL: llm.baseUrl,
-    OPENAI_API_KEY: 'sk-stand-in',
-    TWILIO_BASE_URL: twilio.baseUrl,
-    SWITCHBOARD_PUBLIC_URL: PUBLIC_URL,
-  });
+  const t = await testApp(
+    {
+      OPENAI_BASE_URL: llm.baseUrl,
+      OPENAI_API_KEY: 'sk-stand-in',
+      TWILIO_BASE_URL: twilio.baseUrl,
+      SWITCHBOARD_PUBLIC_URL: PUBLIC_URL,
+    },
+    opts,
+  );
   const chat = chatServices(t.ctx);
   const req: TestApp['call'] = (key, method, url, body) => {
     t.clock.advance(600);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chatWorld, type ChatWorld } from './helpers.ts';
 import { verify } from '../../../src/webhooks/signing.ts';
 import { DeliveryWorker } from '../../../src/webhooks/delivery.ts';
+import { outboundOf } from '../../../src/net/outbound/index.ts';
 import { InactivitySweeper } from '../../../src/chat/inactivity.ts';
 
 const MIN = 60_000;
@@ -109,6 +110,7 @@ describe('conversation ended by inactivity', () => {
       secretFor: async (id) => (await w.t.ctx.repos.accounts.get(id))?.webhookSecret,
       clock: w.t.clock,
       logger: w.t.ctx.logger,
+      fetch: outboundOf(w.t.ctx).fetch,
     });
     worker.start(); // picks up pending rows on its first tick
     w.t.clock.advance(0);

@@ -23,6 +23,7 @@ import { OpenAiAudioStandIn, type OpenAiAudioStandInOptions } from '../../suppor
 import { OpenAiStandIn } from '../../support/openai-stand-in.ts';
 import type { PhoneCall, TestPhone } from '../../support/test-phone.ts';
 import { OpenAiRouter } from './openai-router.ts';
+import { LOOPBACK_ALLOW_CIDRS } from '../../support/outbound.ts';
 
 export const TRUNK_NUMBER = '+14155550100';
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/audio/', import.meta.url));
@@ -95,6 +96,8 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       OPENAI_BASE_URL: router.baseUrl,
       DEEPGRAM_API_KEY: deepgram.options.apiKey,
       DEEPGRAM_BASE_URL: deepgram.url.replace(/^ws/, 'http'),
+      // The webhook sink and tool stand-ins are on loopback.
+      SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
     }),
   );
   const repos = engine.ctx.repos;

@@ -3,6 +3,7 @@ import { postCallWorld, TRANSCRIPT, evaluationAnswer, PUBLIC_URL, type PostCallW
 import { finishCall } from '../../../src/call/post-call/index.ts';
 import { verify } from '../../../src/webhooks/signing.ts';
 import { DeliveryWorker } from '../../../src/webhooks/delivery.ts';
+import { outboundOf } from '../../../src/net/outbound/index.ts';
 import type { AssistantRecord } from '../../../src/store/repos/assistants.ts';
 import type { Call } from '../../../src/store/repos/calls.ts';
 
@@ -164,6 +165,7 @@ describe('the call.completed event', () => {
       secretFor: async (id) => (await w.t.ctx.repos.accounts.get(id))?.webhookSecret,
       clock: w.t.clock,
       logger: w.t.ctx.logger,
+      fetch: outboundOf(w.t.ctx).fetch,
     });
     w.t.clock.advance(5_000); // the retry falls due while nothing runs
     worker.start(); // picks up pending rows on its first tick

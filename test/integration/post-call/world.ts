@@ -7,6 +7,7 @@ import { OpenAiStandIn } from '../../support/openai-stand-in.ts';
 import { HttpSink } from '../../support/http-sink.ts';
 import { createLlmRegistry } from '../../../src/providers/llm/registry.ts';
 import { DeliveryWorker } from '../../../src/webhooks/delivery.ts';
+import { outboundOf } from '../../../src/net/outbound/index.ts';
 import { EventPublisher } from '../../../src/webhooks/events.ts';
 import { postCallDeps, type PostCallDeps, type PostCallTranscript } from '../../../src/call/post-call/index.ts';
 import type { AssistantRecord } from '../../../src/store/repos/assistants.ts';
@@ -58,6 +59,7 @@ export async function postCallWorld(balanceDollars = 10): Promise<PostCallWorld>
     secretFor: async (id) => (await t.ctx.repos.accounts.get(id))?.webhookSecret,
     clock: t.clock,
     logger: t.ctx.logger,
+    fetch: outboundOf(t.ctx).fetch,
   });
   const events = new EventPublisher(t.ctx.repos.outbox, t.clock);
   const deps = postCallDeps(t.ctx, createLlmRegistry(t.ctx.config), events);

@@ -234,6 +234,8 @@ function causeOf(reason: DialogEndReason): EndCause {
       return 'ack-timeout';
     case 'session-expired':
       return 'session-expired';
+    case 'prack-timeout':
+      return 'failed';
     case 'closed':
       return 'shutdown';
   }

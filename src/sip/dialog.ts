@@ -28,7 +28,7 @@ export interface DialogHost {
   dialogEnded(dialog: Dialog): void;
 }
 
-export type DialogEndReason = 'local-bye' | 'remote-bye' | 'ack-timeout' | 'session-expired' | 'closed';
+export type DialogEndReason = 'local-bye' | 'remote-bye' | 'ack-timeout' | 'session-expired' | 'prack-timeout' | 'closed';
 
 export interface IncomingReinvite {
   request: SipRequest;
@@ -223,6 +223,10 @@ export class Dialog extends EventEmitter<DialogEvents> {
       case 'OPTIONS':
         tx.respond(buildResponse(req, 200));
         return;
+      case 'PRACK':
+        // RFC 3262 §3: every reliable provisional of this dialog is settled; nothing to match.
+        tx.respond(buildResponse(req, 481));
+        return;
       default:
         if (this.listenerCount('request') > 0) {
           let answered = false;
@@ -356,6 +360,11 @@ export class Dialog extends EventEmitter<DialogEvents> {
     this.emit('ended', { reason });
   }
 
+  /** Ends a dialog whose INVITE was answered with an error after all (no BYE: it was never confirmed). */
+  abandon(reason: DialogEndReason): void {
+    this.end(reason);
+  }
+
   /** Releases timers without signalling the peer. Idempotent. */
   close(): void {
     this.end('closed');
@@ -363,4 +372,4 @@ export class Dialog extends EventEmitter<DialogEvents> {
   }
 }
 
-export const DIALOG_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE';
+export const DIALOG_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE, PRACK';

@@ -19,6 +19,7 @@ import { SdpNegotiationError } from '../media/sdp.ts';
 import type { Dialog, DialogEndReason, IncomingReinvite } from '../sip/dialog.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import type { CallRecorder } from './call-record.ts';
+import { sendDtmfInfo } from './dtmf-info-sender.ts';
 
 export type CallDirection = 'inbound' | 'outbound';
 export type CallState = 'ringing' | 'active' | 'ended';
@@ -79,6 +80,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   /** Resolves once the call has ended and its record is written. */
   readonly done: Promise<{ cause: EndCause }>;
   private dialog: Dialog | undefined;
+  private negotiated: NegotiatedMedia | undefined;
   private local: LocalMedia | undefined;
   private sdp: SdpSession | undefined;
   private maxTimer: Timer | undefined;
@@ -128,7 +130,14 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.media.outbound;
   }
 
+  /**
+   * Keys towards the far end: RFC 4733 when it negotiated telephone-event, else SIP INFO
+   * (application/dtmf-relay) in the dialog.
+   */
   sendDtmf(digits: string, opts?: DtmfSendOptions): Promise<void> {
+    if (this.negotiated && this.negotiated.dtmfPayloadType === undefined && this.dialog && !this.dialog.isEnded) {
+      return sendDtmfInfo(this.dialog, digits, this.init.clock, opts);
+    }
     return this.media.sendDtmf(digits, opts);
   }
 
@@ -152,8 +161,11 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.local = local;
     this.sdp = sdp;
     this.cancelPending = undefined;
+    this.negotiated = negotiated;
     this.media.start(negotiated);
     dialog.on('ended', ({ reason }) => void this.close(causeOf(reason)));
+    // Keys in SIP INFO join the RFC 4733 and in-band ones on the media's `dtmf` event.
+    dialog.on('dtmf', ({ digit, durationMs }) => this.media.signalledDtmf(digit, durationMs));
     dialog.on('reinvite', (inc) => this.onReinvite(inc));
     this.maxTimer = this.init.clock.setTimeout(() => void this.close('max-duration'), this.init.maxDurationMs);
     this.write(() => this.init.recorder.answered(this.recordId, negotiated.codec.name));
@@ -225,6 +237,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       const result = answerOffer(inc.offer, this.local, this.sdp);
       this.sdp = result.session;
       this.media.update(result);
+      this.negotiated = result;
       inc.accept(result.answerSdp);
       this.emit('mediaUpdated', result);
     } catch (err) {
@@ -244,6 +257,8 @@ function causeOf(reason: DialogEndReason): EndCause {
       return 'ack-timeout';
     case 'session-expired':
       return 'session-expired';
+    case 'prack-timeout':
+      return 'failed';
     case 'closed':
       return 'shutdown';
   }

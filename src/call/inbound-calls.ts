@@ -133,6 +133,7 @@ async function admitAndAnswer(env: CallEnv, incoming: IncomingInvite, trunk: Pro
     incoming.reject(cause === 'shutdown' ? 503 : 480);
   };
   incoming.once('cancel', () => void session.close('cancelled'));
+  incoming.once('prackTimeout', () => void session.close('failed'));
   if (incoming.state !== 'pending') {
     await session.close('cancelled');
     return;

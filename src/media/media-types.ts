@@ -3,11 +3,13 @@
  * so the call layer (and stand-ins in tests) can depend on the shapes without the sockets.
  */
 import type { AudioFrame } from '../audio/frame.ts';
+import type { DtmfSource } from './dtmf-sources.ts';
 import type { TransportAddress } from './source-filter.ts';
 
 /** Lifecycle events only (ARCHITECTURE.md §9): audio never travels through an emitter. */
 export interface RtpSessionEvents {
-  dtmf: (event: { digit: string; durationMs: number }) => void;
+  /** A key press, however it came (RFC 4733, SIP INFO, or heard in the audio). */
+  dtmf: (event: { digit: string; durationMs: number; source?: DtmfSource }) => void;
   /** No media for `rtpTimeoutMs` while we expected some: the call can hang up a dead leg. */
   rtpTimeout: (event: { silentMs: number }) => void;
   /** Media is now accepted only from this address (the SDP one, or learned behind NAT). */

@@ -15,6 +15,8 @@ import { NARROWBAND_RATE, NarrowbandFrame } from '../audio/narrowband-frame.ts';
 import { InboundTranscoder } from './codecs/transcode.ts';
 import type { Codec } from './codecs/codec.ts';
 import { DtmfReceiver, type DtmfEvent } from './dtmf.ts';
+import { InbandDtmfDetector } from './dtmf-inband.ts';
+import type { DtmfSource } from './dtmf-sources.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { loadNativeInbound, NativeJitterBuffer, NativeReceiverStats, type JitterBufferLike, type ReceiverStatsLike } from './native-inbound.ts';
 import { InboundMulaw } from './mulaw-passthrough.ts';
@@ -50,7 +52,7 @@ const W_CLOCK_RATE = 9;
 const WORDS = 10;
 
 export interface InboundHooks {
-  dtmf(digit: string, durationMs: number): void;
+  dtmf(digit: string, durationMs: number, source: DtmfSource): void;
   latched(source: TransportAddress): void;
   /** Observer: every packet the source filter let through, as it arrived (the call tape). The packet object is the session's, reused for the next datagram: read it now. */
   packet?(packet: RtpPacket, nowMs: number): void;
@@ -59,6 +61,8 @@ export interface InboundHooks {
 /** Where this path's packets come from, when the native drain can take them (RtpSocket.nativeInbound). */
 export interface InboundOptions {
   native?: NativeInboundPort;
+  /** Listen for keys in the audio while no telephone-event is negotiated. */
+  inbandDtmf?: boolean;
 }
 
 export interface InboundCounters {
@@ -101,6 +105,9 @@ export class InboundPath {
   private attachable: boolean;
   private observed = false;
   private dtmf: DtmfReceiver;
+  /** Listens for keys in the audio while no telephone-event is negotiated (created on the first frame). */
+  private inband: InbandDtmfDetector | undefined;
+  private readonly inbandWanted: boolean;
   private readonly decoders = new Map<number, InboundTranscoder>();
   private lastDecoder: InboundTranscoder | undefined;
   private readonly pending: AudioFrame[] = [];
@@ -120,6 +127,7 @@ export class InboundPath {
     this.words[W_LAST_MEDIA] = nowMs;
     this.words[W_LAST_SEQ] = -1;
     this.attachable = this.nativePort !== undefined;
+    this.inbandWanted = options.inbandDtmf ?? false;
   }
 
   /** Whether the native drain takes this path's plain audio packets now. */
@@ -252,11 +260,14 @@ export class InboundPath {
     while (this.pending.length > 4) this.pending.shift();
     const frame = this.pending.shift();
     this.count.framesDelivered++;
-    if (frame) this.queue.push(raw ? raw.attach(frame, false) : frame);
-    else {
+    if (frame) {
+      if (this.inbandWanted && this.media.dtmfPayloadType === undefined) this.listenInband(frame);
+      this.queue.push(raw ? raw.attach(frame, false) : frame);
+    } else {
       this.count.silenceFrames++;
       // A telephone-band call's silence is a NarrowbandFrame too, so its 8 kHz readers need not decimate.
       const silence = this.media.codec.sampleRate === NARROWBAND_RATE ? NarrowbandFrame.silence() : silenceFrame();
+      if (this.inbandWanted && this.media.dtmfPayloadType === undefined) this.listenInband(silence);
       this.queue.push(raw ? raw.attach(silence, true) : silence);
     }
   }
@@ -302,8 +313,22 @@ export class InboundPath {
     for (const e of events) {
       if (e.type !== 'digit') continue;
       this.count.dtmfReceived++;
-      this.hooks.dtmf(e.digit, e.durationMs);
+      this.hooks.dtmf(e.digit, e.durationMs, 'rfc4733');
     }
+  }
+
+  /** Trunks that signal keys neither in RFC 4733 nor in INFO leave them in the audio. */
+  private listenInband(frame: AudioFrame): void {
+    const narrow = frame instanceof NarrowbandFrame;
+    const rate = narrow ? NARROWBAND_RATE : frame.sampleRate;
+    if (this.inband?.sampleRate !== rate) {
+      if (rate !== 8000 && rate !== 16000) return;
+      this.inband = new InbandDtmfDetector(rate);
+    }
+    const key = this.inband.push(narrow ? frame.narrow : frame.samples);
+    if (key === undefined) return;
+    this.count.dtmfReceived++;
+    this.hooks.dtmf(key, this.inband.lastDurationMs, 'inband');
   }
 
   /**

@@ -36,6 +36,7 @@ import { looksLikeRtcp, parseRtpInto, RTP_HEADER_LENGTH, rtpDatagram, writeRtpHe
 import { InboundPath } from './rtp-session-inbound.ts';
 import { OutboundPath, type OutboundPacket } from './rtp-session-outbound.ts';
 import { DropOldestQueue } from './rtp-session-queue.ts';
+import { DtmfSourceLock, type DtmfSource } from './dtmf-sources.ts';
 import { RtcpReporter } from './rtp-session-rtcp.ts';
 import { createTicker, type TickerFactory } from './media-clock.ts';
 import type { SlotTicker } from './rtp-session-ticker.ts';
@@ -69,6 +70,11 @@ export interface RtpSessionOptions {
    * gives the session timers of its own.
    */
   ticker?: TickerFactory;
+  /**
+   * Listen for keys in the caller's audio while no telephone-event is negotiated (dtmf-inband.ts).
+   * Off by default: the calls of the engine turn it on (sip/server.ts).
+   */
+  inbandDtmf?: boolean;
 }
 
 /**
@@ -123,6 +129,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private readonly initialTimestamp: number;
   private readonly sent = { packets: 0, bytes: 0 };
   private timedOut = false;
+  private readonly dtmfSources = new DtmfSourceLock();
+  /** Keys delivered, whichever way they came (stats().dtmfReceived). */
+  private deliveredDtmf = 0;
   private tap: InboundTap | undefined;
   private closing: Promise<void> | undefined;
   /** Each received datagram is parsed into this one object (parseRtpInto); its payload is new each time. */
@@ -210,13 +219,13 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.media = media;
     const now = this.clock.monotonic();
     this.in = new InboundPath(media, now, this.queue, {
-      dtmf: (digit, durationMs) => this.emit('dtmf', { digit, durationMs }),
+      dtmf: (digit, durationMs, source) => this.deliverDtmf(digit, durationMs, source),
       latched: (source) => {
         this.aimRtp(this.clock.monotonic());
         this.emit('sourceLatched', source);
       },
       packet: (packet, nowMs) => this.tap?.packet(packet, nowMs),
-    }, { native: this.pair!.rtp.nativeInbound });
+    }, { native: this.pair!.rtp.nativeInbound, inbandDtmf: this.options.inbandDtmf ?? false });
     if (this.tap) this.in.observe(true);
     this.rtpOut = new UdpSender(this.pair!.rtp);
     this.latchWindowStartMs = now;
@@ -285,6 +294,22 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (tap && this.media && this.state === 'started') tap.media(this.media, this.clock.monotonic());
   }
 
+  /**
+   * A key press signalled outside RTP (SIP INFO): the same `dtmf` event as RFC 4733 and in-band
+   * keys, through the same one-way-per-call rule (dtmf-sources.ts).
+   */
+  signalledDtmf(digit: string, durationMs: number): void {
+    if (this.state === 'closed') return;
+    this.deliverDtmf(digit, durationMs, 'info');
+  }
+
+  private deliverDtmf(digit: string, durationMs: number, source: DtmfSource): boolean {
+    if (!this.dtmfSources.accept(source)) return false;
+    this.deliveredDtmf++;
+    this.emit('dtmf', { digit, durationMs, source });
+    return true;
+  }
+
   sendDtmf(digits: string, options?: DtmfSendOptions): Promise<void> {
     if (!this.out) return Promise.reject(new Error('media not started'));
     return this.out.sendDtmf(digits, options);
@@ -322,7 +347,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       outboundFramesDropped: this.out?.counters.framesDropped ?? 0,
       outboundSkippedSlots: ticker?.skippedSlots ?? 0,
       outboundMaxLateMs: ticker?.maxLateMs ?? 0,
-      dtmfReceived: c?.dtmfReceived ?? 0,
+      dtmfReceived: this.deliveredDtmf,
       dtmfSent: this.out?.counters.dtmfSent ?? 0,
       inboundNative: this.in?.native ?? false,
     };

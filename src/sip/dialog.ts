@@ -9,6 +9,8 @@ import { header, type SipHeader, type SipRequest, type SipResponse } from './mes
 import { Dialog2xxRetransmitter } from './dialog-2xx-retransmitter.ts';
 import { buildInDialogRequest, contactUri, dialogId, type DialogAddressing } from './dialog-requests.ts';
 import { negotiateAsUac, negotiateAsUas, SessionTimer } from './dialog-session-timer.ts';
+import { mediaType } from './header-values.ts';
+import { INFO_DTMF_TYPES, parseInfoDtmf } from './info-dtmf.ts';
 import type { ServerTransaction } from './transaction-layer.ts';
 import { cseqOf } from './transaction-headers.ts';
 import { buildResponse } from './transaction-response.ts';
@@ -28,7 +30,7 @@ export interface DialogHost {
   dialogEnded(dialog: Dialog): void;
 }
 
-export type DialogEndReason = 'local-bye' | 'remote-bye' | 'ack-timeout' | 'session-expired' | 'closed';
+export type DialogEndReason = 'local-bye' | 'remote-bye' | 'ack-timeout' | 'session-expired' | 'prack-timeout' | 'closed';
 
 export interface IncomingReinvite {
   request: SipRequest;
@@ -41,7 +43,10 @@ export interface DialogEvents {
   ended: (info: { reason: DialogEndReason }) => void;
   /** Without a listener a re-INVITE is accepted with the current local SDP. */
   reinvite: (incoming: IncomingReinvite) => void;
+  /** An INFO we answered 200 (DTMF ones also emit `dtmf`). */
   info: (req: SipRequest) => void;
+  /** A key press signalled in INFO (application/dtmf-relay or application/dtmf). */
+  dtmf: (event: { digit: string; durationMs: number }) => void;
   /** The ACK for our 2xx arrived (UAS). */
   confirmed: () => void;
   /**
@@ -217,11 +222,14 @@ export class Dialog extends EventEmitter<DialogEvents> {
         this.handleUpdate(req, tx);
         return;
       case 'INFO':
-        tx.respond(buildResponse(req, 200));
-        this.emit('info', req);
+        this.handleInfo(req, tx);
         return;
       case 'OPTIONS':
         tx.respond(buildResponse(req, 200));
+        return;
+      case 'PRACK':
+        // RFC 3262 §3: every reliable provisional of this dialog is settled; nothing to match.
+        tx.respond(buildResponse(req, 481));
         return;
       default:
         if (this.listenerCount('request') > 0) {
@@ -279,6 +287,35 @@ export class Dialog extends EventEmitter<DialogEvents> {
     };
     if (this.listenerCount('reinvite') === 0) incoming.accept();
     else this.emit('reinvite', incoming);
+  }
+
+  /**
+   * RFC 6086: we take no Info Package (469, with an empty Recv-Info); legacy INFO with a DTMF
+   * body is a key press; an empty one is a keepalive (200); any other body is 415.
+   */
+  private handleInfo(req: SipRequest, tx: ServerTransaction): void {
+    if (header(req, 'info-package') !== undefined) {
+      tx.respond(buildResponse(req, 469, { reason: 'Bad Info Package', headers: [{ name: 'recv-info', value: '' }] }));
+      return;
+    }
+    if (req.body.length === 0) {
+      tx.respond(buildResponse(req, 200));
+      this.emit('info', req);
+      return;
+    }
+    const type = mediaType(header(req, 'content-type') ?? '') ?? '';
+    if (!INFO_DTMF_TYPES.includes(type)) {
+      tx.respond(buildResponse(req, 415, { headers: [{ name: 'accept', value: INFO_DTMF_TYPES.join(', ') }] }));
+      return;
+    }
+    const key = parseInfoDtmf(type, req.body.toString('utf8'));
+    if (!key) {
+      tx.respond(buildResponse(req, 400, { reason: 'Bad DTMF Body' }));
+      return;
+    }
+    tx.respond(buildResponse(req, 200));
+    this.emit('info', req);
+    this.emit('dtmf', key);
   }
 
   private handleUpdate(req: SipRequest, tx: ServerTransaction): void {
@@ -356,6 +393,11 @@ export class Dialog extends EventEmitter<DialogEvents> {
     this.emit('ended', { reason });
   }
 
+  /** Ends a dialog whose INVITE was answered with an error after all (no BYE: it was never confirmed). */
+  abandon(reason: DialogEndReason): void {
+    this.end(reason);
+  }
+
   /** Releases timers without signalling the peer. Idempotent. */
   close(): void {
     this.end('closed');
@@ -363,4 +405,4 @@ export class Dialog extends EventEmitter<DialogEvents> {
   }
 }
 
-export const DIALOG_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE';
+export const DIALOG_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE, PRACK';

@@ -191,7 +191,7 @@ export class SipServer {
       registry: this.registry,
       recorder: new CallRecorder(opts.repos.calls, opts.recordClock ?? clock),
       createMedia: () =>
-        new RtpSession({ pool: this.pool, publicAddress: publicHost, clock, logger, ...(opts.rtpTimeoutMs !== undefined ? { rtpTimeoutMs: opts.rtpTimeoutMs } : {}) }),
+        new RtpSession({ pool: this.pool, publicAddress: publicHost, clock, logger, inbandDtmf: true, ...(opts.rtpTimeoutMs !== undefined ? { rtpTimeoutMs: opts.rtpTimeoutMs } : {}) }),
       publicHost,
       limits: { ...DEFAULT_LIMITS, ...opts.limits },
       ...(opts.engine ? { engine: opts.engine } : {}),

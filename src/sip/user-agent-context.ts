@@ -18,8 +18,8 @@ export interface UaConfig {
   userAgent: string;
 }
 
-export const UA_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE';
-export const UA_SUPPORTED = 'timer';
+export const UA_ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE, PRACK';
+export const UA_SUPPORTED = 'timer, 100rel';
 
 export interface UaContext extends DialogHost {
   readonly layer: TransactionLayer;
@@ -51,6 +51,8 @@ export interface UaContext extends DialogHost {
   addDialog(dialog: Dialog): void;
   findDialog(id: string): Dialog | undefined;
   pendingIncoming: Map<ServerInviteTransaction, IncomingInvite>;
+  /** INVITEs answered with reliable provisionals, by early dialog id, until their final response (PRACK routing). */
+  earlyDialogs: Map<string, IncomingInvite>;
   onInvite: ((incoming: IncomingInvite) => void) | undefined;
   /** Work the UA must stop on close (pending INVITEs, registrations). */
   track(item: { close(): void }): () => void;

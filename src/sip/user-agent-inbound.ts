@@ -24,6 +24,11 @@ export function handleInbound(ua: UaContext, req: SipRequest, tx: ServerTransact
   const fromTag = tagOf(header(req, 'from')) ?? '';
   const toTag = tagOf(header(req, 'to'));
   if (toTag !== undefined) {
+    const early = req.method === 'PRACK' ? ua.earlyDialogs.get(dialogId(header(req, 'call-id') ?? '', toTag, fromTag)) : undefined;
+    if (early && tx) {
+      early.handlePrack(req, tx);
+      return;
+    }
     const dialog = ua.findDialog(dialogId(header(req, 'call-id') ?? '', toTag, fromTag));
     if (dialog) dialog.handleRequest(req, tx);
     else if (tx) tx.respond(buildResponse(req, 481));

@@ -4,13 +4,18 @@
  * held back until a provisional response shows the far end has the INVITE. The target's places
  * come from RFC 3263 (locate.ts); a timeout, a transport error or a 503 moves the INVITE on to the
  * next place, in a new transaction (§4.3), unless a CANCEL is wanted.
+ *
+ * We say `Supported: 100rel`: a reliable provisional (RFC 3262: `Require: 100rel` and RSeq) is
+ * PRACKed in its early dialog, once per RSeq; a resent one (RSeq not one past the last) is
+ * neither PRACKed again nor reported again.
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Timer } from '../util/clock.ts';
 import { Dialog } from './dialog.ts';
-import { allowedMethods, dialogId, uacAddressing } from './dialog-requests.ts';
+import { allowedMethods, buildInDialogRequest, dialogId, uacAddressing } from './dialog-requests.ts';
 import { negotiateAsUac } from './dialog-session-timer.ts';
-import { header, type SipHeader, type SipRequest, type SipResponse } from './message.ts';
+import { header, headers, type SipHeader, type SipRequest, type SipResponse } from './message.ts';
+import { lists100rel } from './reliable-provisionals.ts';
 import { cseqOf, tagOf } from './transaction-headers.ts';
 import type { Destination } from './transaction-types.ts';
 import { answerChallenge, withCredentials, type DigestResponder } from './user-agent-auth.ts';
@@ -59,6 +64,10 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   private readonly untrack: () => void;
   /** Dialogs created by 2xx responses, by remote tag, so a retransmitted 2xx is only re-ACKed. */
   private readonly byRemoteTag = new Map<string, Dialog>();
+  /** Last RSeq PRACKed per early dialog (remote tag). */
+  private readonly rseqByTag = new Map<string, number>();
+  /** CSeq of the last request we sent in an early dialog (PRACKs follow the INVITE's). */
+  private earlySeq = 0;
 
   constructor(
     private readonly ua: UaContext,
@@ -88,8 +97,8 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
       { name: 'to', value: `<${target}>` },
       { name: 'call-id', value: this.ua.newCallId() },
       { name: 'cseq', value: '1 INVITE' },
-      { name: 'allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE' },
-      { name: 'supported', value: 'timer' },
+      { name: 'allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE, PRACK' },
+      { name: 'supported', value: 'timer, 100rel' },
       { name: 'user-agent', value: this.ua.config.userAgent },
     ];
     if (this.opts.sessionExpiresSec !== undefined) {
@@ -141,6 +150,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   private async onResponse(req: SipRequest, res: SipResponse): Promise<void> {
     if (req !== this.current) return; // a response to a request superseded by an auth retry
     if (res.status < 200) {
+      if (res.status > 100 && !this.acknowledgeReliable(req, res)) return;
       this.gotProvisional = true;
       if (!this.settled) this.emit('progress', res);
       if (this.cancelWanted) this.sendCancel();
@@ -168,6 +178,27 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     this.fail(new InviteFailedError(res.status, res.reason, res));
   }
 
+  /**
+   * RFC 3262 §4: PRACK a reliable provisional. False when it is one already PRACKed (or out of
+   * order): it is then discarded. An unreliable one passes untouched.
+   */
+  private acknowledgeReliable(req: SipRequest, res: SipResponse): boolean {
+    const rseqText = header(res, 'rseq');
+    const remoteTag = tagOf(header(res, 'to'));
+    if (!lists100rel(headers(res, 'require')) || rseqText === undefined || !/^\s*\d{1,10}\s*$/.test(rseqText) || remoteTag === undefined) return true;
+    const rseq = Number(rseqText);
+    const last = this.rseqByTag.get(remoteTag);
+    if (last !== undefined && rseq !== last + 1) return false;
+    this.rseqByTag.set(remoteTag, rseq);
+    const inviteSeq = cseqOf(req)?.seq ?? 1;
+    this.earlySeq = Math.max(this.earlySeq, inviteSeq) + 1;
+    const addressing = uacAddressing(req, res, this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip'));
+    const prack = buildInDialogRequest(addressing, 'PRACK', { cseq: this.earlySeq, headers: [{ name: 'rack', value: `${rseq} ${inviteSeq} INVITE` }] });
+    // The PRACK's own transaction resends it; its outcome changes nothing here.
+    this.ua.sendRequest(prack).catch(() => undefined);
+    return true;
+  }
+
   private on2xx(req: SipRequest, res: SipResponse): void {
     const remoteTag = tagOf(header(res, 'to')) ?? '';
     const existing = this.byRemoteTag.get(remoteTag) ?? this.ua.findDialog(dialogId(this.callId, tagOf(header(req, 'from')) ?? '', remoteTag));
@@ -179,7 +210,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     const dialog = new Dialog(this.ua, {
       role: 'uac',
       addressing: uacAddressing(req, res, contact),
-      localSeq: cseqOf(req)?.seq ?? 1,
+      localSeq: Math.max(cseqOf(req)?.seq ?? 1, this.earlySeq),
       remoteSeq: undefined,
       localSdp: this.sdpOffer,
       remoteSdp: res.body.length > 0 ? res.body.toString('utf8') : undefined,

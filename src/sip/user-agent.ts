@@ -61,6 +61,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   readonly config: UaConfig;
   onInvite: ((incoming: IncomingInvite) => void) | undefined;
   readonly pendingIncoming = new Map<ServerInviteTransaction, IncomingInvite>();
+  readonly earlyDialogs = new Map<string, IncomingInvite>();
   private readonly dialogs = new Map<string, Dialog>();
   private readonly tracked = new Set<{ close(): void }>();
   private readonly random: () => string;
@@ -147,7 +148,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
       transactionTimers: this.layer.timerCount,
       dialogs: this.dialogs.size,
       connections: this.transport.connectionCount,
-      pending: this.tracked.size + this.pendingIncoming.size,
+      pending: this.tracked.size + this.pendingIncoming.size + this.earlyDialogs.size,
     };
   }
 
@@ -337,6 +338,8 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
       this.tracked.clear();
       for (const d of [...this.dialogs.values()]) d.close();
       this.dialogs.clear();
+      for (const early of [...this.earlyDialogs.values()]) early.close();
+      this.earlyDialogs.clear();
       this.pendingIncoming.clear();
       this.onInvite = undefined;
       this.layer.close();

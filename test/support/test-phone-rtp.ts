@@ -59,6 +59,9 @@ export class PhoneRtp {
     return this.socket.address().port;
   }
 
+  /** Offer and answer telephone-event (off: a trunk that sends keys in INFO or in the audio). */
+  telephoneEvent = true;
+
   /** Our SDP (offer or answer; both list exactly what we support). */
   sdp(direction: PhoneRtp['direction'] = this.direction): string {
     this.direction = direction;
@@ -69,10 +72,9 @@ export class PhoneRtp {
       's=test phone',
       `c=IN IP4 ${this.host}`,
       't=0 0',
-      `m=audio ${this.port} RTP/AVP 0 101`,
+      `m=audio ${this.port} RTP/AVP 0${this.telephoneEvent ? ' 101' : ''}`,
       'a=rtpmap:0 PCMU/8000',
-      'a=rtpmap:101 telephone-event/8000',
-      'a=fmtp:101 0-16',
+      ...(this.telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
       attr,
       '',

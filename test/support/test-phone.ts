@@ -138,8 +138,9 @@ export class TestPhone {
   }
 
   /** Places a call; `outcome` tells how it went, `ended` when it is over. */
-  async dial(target: string, opts: { credentials?: { username: string; password: string }; headers?: SipHeader[]; offer?: string } = {}): Promise<PhoneCall> {
+  async dial(target: string, opts: { credentials?: { username: string; password: string }; headers?: SipHeader[]; offer?: string; telephoneEvent?: boolean } = {}): Promise<PhoneCall> {
     const rtp = await this.leg();
+    if (opts.telephoneEvent === false) rtp.telephoneEvent = false;
     const invite = this.ua.invite(target, opts.offer ?? rtp.sdp(), {
       ...(opts.credentials ? { credentials: digestCredentials(opts.credentials.username, opts.credentials.password) } : {}),
       ...(opts.headers ? { headers: opts.headers } : {}),

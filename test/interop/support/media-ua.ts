@@ -154,6 +154,8 @@ export class MediaUa {
     let finalStats: RtpSessionStats | undefined;
     const dtmf: string[] = [];
     session.on('dtmf', ({ digit }) => dtmf.push(digit));
+    // Keys in SIP INFO join the media's dtmf event, as CallSession wires them.
+    dialog.on('dtmf', ({ digit, durationMs }) => session.signalledDtmf(digit, durationMs));
     const ended = new Promise<DialogEndReason>((resolve) => {
       dialog.once('ended', ({ reason }) => {
         finalStats = session.stats();

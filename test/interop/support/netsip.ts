@@ -64,6 +64,17 @@ export class NetSipPeer {
     ]);
   }
 
+  /**
+   * Calls `to` with `Require: 100rel`, PRACKs each reliable provisional, then presses `keys` in
+   * SIP INFO (application/dtmf-relay) and hangs up after `seconds` (netsip-prack-info.pl).
+   */
+  static async callPrackInfo(options: { to: string; toneHz: number; keys: string; seconds?: number; debug?: boolean }): Promise<NetSipPeer> {
+    return NetSipPeer.spawn('netsip-prack-info.pl', options.toneHz, undefined, (local, send) => [
+      '--local', local, '--to', options.to, '--send', send, '--keys', options.keys, '--seconds', String(options.seconds ?? 1),
+      ...(options.debug ? ['--debug', '10'] : []),
+    ]);
+  }
+
   /** Waits for one call, answers it with `toneHz` (PCMU); hangs up itself after `hangupAfter` s if given. */
   static async answer(options: { toneHz: number; maxSeconds?: number; hangupAfter?: number; sipPort?: number; debug?: boolean }): Promise<NetSipPeer> {
     const peer = await NetSipPeer.spawn('netsip-answer.pl', options.toneHz, options.sipPort, (local, send, recv) => [

@@ -79,6 +79,11 @@ export class PhoneRtp {
     ].join('\r\n');
   }
 
+  /** Where our RTP goes (the far end's SDP address and port), once known. */
+  get remoteTarget(): { address: string; port: number } | undefined {
+    return this.remote ? { ...this.remote } : undefined;
+  }
+
   /** Takes the far end's SDP: where to send. */
   setRemote(sdp: string): void {
     const m = parseSdp(sdp).media.find((x) => x.type === 'audio');

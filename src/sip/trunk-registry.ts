@@ -30,6 +30,11 @@ export interface TrunkSpec {
   allowedIps: string[] | null;
   outboundProxy: boolean;
   countryCode: string;
+  /**
+   * Learn a call's RTP source behind NAT even where its SDP names a public address (default
+   * false: media only from the SDP address, unless that is private; src/media/source-filter.ts).
+   */
+  mediaNat?: boolean;
 }
 
 export interface TrunkIds {

@@ -27,6 +27,8 @@ const body = z.object({
   allowed_inbound_ips: z.array(z.string()).max(100).nullish(),
   country_code: z.string().nullish(),
   outbound_proxy: z.boolean().default(false),
+  /** Beyond the spec: learn the media source behind NAT even where the SDP names a public address. */
+  media_nat: z.boolean().default(false),
 });
 
 /** Extensions are SIP user parts: digits, letters and the few punctuation marks dial plans use. */
@@ -80,6 +82,7 @@ function validate(b: Body, accountId: number): NewSipTrunk {
     inboundAuthorizationType: b.inbound_authorization_type,
     allowedInboundIps: allowed,
     outboundProxy: b.outbound_proxy,
+    mediaNat: b.media_nat,
     countryCode: country!,
   };
 }
@@ -97,6 +100,7 @@ export function presentTrunk(t: SipTrunk) {
     inbound_authorization_type: t.inboundAuthorizationType,
     allowed_inbound_ips: t.allowedInboundIps,
     outbound_proxy: t.outboundProxy,
+    media_nat: t.mediaNat,
     country_code: t.countryCode,
     inbound_trunk_id: t.inboundTrunkId,
     outbound_trunk_id: t.outboundTrunkId,

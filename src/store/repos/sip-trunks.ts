@@ -17,6 +17,8 @@ export interface SipTrunk {
   inboundAuthorizationType: 'auth' | 'ip';
   allowedInboundIps: string[] | null;
   outboundProxy: boolean;
+  /** Learn a call's RTP source behind NAT even where the SDP names a public address (src/media/source-filter.ts). */
+  mediaNat: boolean;
   countryCode: string;
   inboundTrunkId: string;
   outboundTrunkId: string;
@@ -44,6 +46,7 @@ type Row = {
   inbound_authorization_type: string;
   allowed_inbound_ips: string | null;
   outbound_proxy: number;
+  media_nat: number;
   country_code: string;
   inbound_trunk_id: string;
   outbound_trunk_id: string;
@@ -90,6 +93,7 @@ export class SipTrunksRepo implements StoredTrunkSource {
           inbound_authorization_type: input.inboundAuthorizationType,
           allowed_inbound_ips: input.allowedInboundIps ? toJson(input.allowedInboundIps) : null,
           outbound_proxy: flag(input.outboundProxy),
+          media_nat: flag(input.mediaNat),
           country_code: input.countryCode,
           inbound_trunk_id: ids.inboundTrunkId,
           outbound_trunk_id: ids.outboundTrunkId,
@@ -172,6 +176,7 @@ export function specOf(trunk: Omit<NewSipTrunk, 'sipPassword'> & { id: number | 
     authType: trunk.inboundAuthorizationType,
     allowedIps: trunk.allowedInboundIps,
     outboundProxy: trunk.outboundProxy,
+    mediaNat: trunk.mediaNat,
     countryCode: trunk.countryCode,
   };
 }
@@ -189,6 +194,7 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     inboundAuthorizationType: row.inbound_authorization_type as SipTrunk['inboundAuthorizationType'],
     allowedInboundIps: row.allowed_inbound_ips === null ? null : fromJson<string[]>(row.allowed_inbound_ips, []),
     outboundProxy: row.outbound_proxy === 1,
+    mediaNat: row.media_nat === 1,
     countryCode: row.country_code,
     inboundTrunkId: row.inbound_trunk_id,
     outboundTrunkId: row.outbound_trunk_id,

@@ -122,3 +122,29 @@ describe('media lock on calls', () => {
     await until(() => h!.server.registry.size === 0, 3000, 'call ended');
   }, 20_000);
 });
+
+describe("a trunk's media_nat", () => {
+  /** A call to the echo number from a phone whose SDP says 127.0.0.1 but whose media leaves from 127.0.0.4. */
+  async function natCall(mediaNat: boolean): Promise<number[]> {
+    h = await harness();
+    await h.trunk({ media_nat: mediaNat });
+    const p = await TestPhone.create({ host: '127.0.0.1', mediaHost: '127.0.0.4' });
+    phones.push(p);
+    const call = await p.call(h.target('echo'));
+    call.rtp.playTone(400, 1500);
+    await sleep(1800);
+    const heard = call.heard.slice();
+    expect(await call.hangup()).toBe(200);
+    await until(() => h!.server.registry.size === 0, 3000, 'call ended');
+    await h.close();
+    h = undefined;
+    return heard;
+  }
+
+  it('off (the default), media from an address the SDP does not name is refused; on, that source is learned and answered', async () => {
+    const strict = await natCall(false);
+    expect(toneShare(strict, 400)).toBe(0);
+    const learning = await natCall(true);
+    expect(toneShare(learning.slice(3200, 3200 + 8000), 400)).toBeGreaterThan(0.8);
+  }, 20_000);
+});

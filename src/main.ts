@@ -16,6 +16,7 @@ import type { AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics } from './api/metrics.ts';
+import { registerRtpFilterMetric } from './media/media-metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 
@@ -88,6 +89,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     await store.close();
     throw err;
   }
+  registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;

@@ -10,7 +10,9 @@
  */
 import dgram from 'node:dgram';
 import { once } from 'node:events';
+import client from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { registerRtpFilterMetric } from '../../../src/media/media-metrics.ts';
 import { ulaw } from '../../../src/media/codecs/g711.ts';
 import { serializeRtp } from '../../../src/media/rtp-packet.ts';
 import { TestPhone } from '../../support/test-phone.ts';
@@ -90,9 +92,15 @@ describe('media lock on calls', () => {
     const session = h.server.registry.list()[0]!;
     // Dropped before decoding and counted: at least the 3.5 s before the caller's first packet
     // (once the caller's lock is final the socket is connected, and the kernel drops the rest unseen).
-    expect(session.media.stats().droppedByFilter).toBeGreaterThan(100);
+    const dropped = session.media.stats().droppedByFilter;
+    expect(dropped).toBeGreaterThan(100);
+    const metrics = new client.Registry();
+    registerRtpFilterMetric(metrics, () => h!.server.registry.rtpPacketsFiltered);
+    expect(await metrics.getSingleMetricAsString('switchboard_rtp_foreign_packets_total')).toContain(`switchboard_rtp_foreign_packets_total ${dropped}`);
     expect(await call.hangup()).toBe(200);
     await until(() => h!.server.registry.size === 0, 3000, 'call ended');
+    // The ended call's count stays on /metrics.
+    expect(h.server.registry.rtpPacketsFiltered).toBeGreaterThanOrEqual(dropped);
   }, 20_000);
 
   it('the echo keeps coming past 3.5 s when the advertised address is not the route back to the caller', async () => {

@@ -16,6 +16,7 @@ import type { AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics, registerSipTcpMetrics } from './api/metrics.ts';
+import { registerRtpFilterMetric } from './media/media-metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
@@ -104,6 +105,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     throw err;
   }
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
+  registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;

@@ -10,7 +10,7 @@
  * 100 calls (bench/RESULTS.md, session 21).
  *
  * A call's inbound path (src/media/rtp-session-inbound.ts) attaches its socket here once its
- * source can no longer change (latched, the latch window over), with the jitter buffer and
+ * source is locked (src/media/source-filter.ts; a lock that moves detaches first), with the jitter buffer and
  * receiver statistics it already uses (rtp_inbound.c, through inbound_napi.c) and a block of
  * shared numbers (the FAST_* words below, a Float64Array the inbound path reads too). From then
  * on fastDrain() takes that socket's plain audio packets from the ring itself: source check,

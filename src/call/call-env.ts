@@ -4,13 +4,24 @@
  */
 import type { Logger } from 'pino';
 import type { RtpSession } from '../media/rtp-session.ts';
-import type { TrunkRegistry } from '../sip/trunk-registry.ts';
+import type { TrunkRegistry, TrunkSpec } from '../sip/trunk-registry.ts';
 import type { Repos } from '../store/index.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { Clock } from '../util/clock.ts';
 import type { CallRecorder } from './call-record.ts';
 import type { CallRegistry } from './call-registry.ts';
 import type { CallSession } from './call-session.ts';
+
+/** A call's media settings that come from its trunk. */
+export interface CallMediaOptions {
+  /** The trunk's `media_nat`: learn the RTP source behind NAT even where the SDP names a public address. */
+  learnSource?: boolean;
+}
+
+/** The media settings of calls over `trunk`. */
+export function mediaOptionsOf(trunk: Pick<TrunkSpec, 'mediaNat'>): CallMediaOptions {
+  return { learnSource: trunk.mediaNat ?? false };
+}
 
 export interface CallLimits {
   /** Live calls (ringing or answered) per account. */
@@ -39,8 +50,8 @@ export interface CallEnv {
   logger: Logger;
   registry: CallRegistry;
   recorder: CallRecorder;
-  /** A fresh RtpSession (not yet allocated). */
-  createMedia(): RtpSession;
+  /** A fresh RtpSession (not yet allocated), for a call over a trunk with these media settings. */
+  createMedia(options?: CallMediaOptions): RtpSession;
   /** Address written into SDP c= lines. */
   publicHost: string;
   limits: CallLimits;

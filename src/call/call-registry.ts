@@ -10,6 +10,8 @@ export class CallRegistry {
   private readonly byAccount = new Map<number, number>();
   private readonly byTrunk = new Map<string, number>();
   private draining = false;
+  /** RTP datagrams the media lock dropped on calls no longer here. */
+  private endedFiltered = 0;
 
   get size(): number {
     return this.calls.size;
@@ -36,6 +38,13 @@ export class CallRegistry {
     return [...this.calls.values()];
   }
 
+  /** RTP datagrams the media lock dropped (source-filter.ts), on live and ended calls: for /metrics. */
+  get rtpPacketsFiltered(): number {
+    let n = this.endedFiltered;
+    for (const session of this.calls.values()) n += session.media.stats().droppedByFilter;
+    return n;
+  }
+
   /** Tracks a session until its `ended` event. */
   add(session: CallSession): void {
     if (this.calls.has(session.uuid)) return;
@@ -51,6 +60,7 @@ export class CallRegistry {
   private remove(session: CallSession): void {
     if (this.calls.get(session.uuid) !== session) return;
     this.calls.delete(session.uuid);
+    this.endedFiltered += session.media.stats().droppedByFilter;
     bump(this.byAccount, session.accountId, -1);
     bump(this.byTrunk, session.trunkKey, -1);
   }

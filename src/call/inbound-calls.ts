@@ -16,7 +16,7 @@ import type { ProvisionedTrunk } from '../sip/trunk-registry.ts';
 import type { IncomingInvite } from '../sip/user-agent-incoming-invite.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { NewCall } from '../store/repos/calls.ts';
-import { maxDurationMs, type CallEnv } from './call-env.ts';
+import { maxDurationMs, mediaOptionsOf, type CallEnv } from './call-env.ts';
 import { CallSession, type EndCause } from './call-session.ts';
 import { runDiagnostics } from './diagnostics-engine.ts';
 import { admit, routeInvite, type DiagnosticMode } from './inbound-router.ts';
@@ -113,7 +113,7 @@ async function admitAndAnswer(env: CallEnv, incoming: IncomingInvite, trunk: Pro
   if (incoming.state !== 'pending') return; // CANCEL raced the lookups
 
   const record = await env.recorder.create({ ...base, status: 'ringing' });
-  const media = env.createMedia();
+  const media = env.createMedia(mediaOptionsOf(spec));
   const session = new CallSession({
     recordId: record.id,
     uuid: record.uuid,

@@ -19,7 +19,7 @@ import type { Call } from '../store/repos/calls.ts';
 import type { Timer } from '../util/clock.ts';
 import { AppError } from '../util/errors.ts';
 import { causeForSipStatus } from './call-record.ts';
-import { maxDurationMs, type CallEnv } from './call-env.ts';
+import { maxDurationMs, mediaOptionsOf, type CallEnv } from './call-env.ts';
 import { CallSession, type CallState } from './call-session.ts';
 import { formatForTrunk } from './numbers.ts';
 
@@ -80,7 +80,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       accountId: input.accountId,
       trunkKey: input.trunk.inboundTrunkId,
       assistantId: input.assistant.id,
-      media: env.createMedia(),
+      media: env.createMedia(mediaOptionsOf(spec)),
       clock: env.clock,
       logger: env.logger,
       recorder: env.recorder,

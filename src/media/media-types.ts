@@ -109,9 +109,10 @@ export interface RtpSessionStats {
   ioDroppedInbound: number;
   ioDroppedOutbound: number;
   /**
-   * Datagrams the source filter refused (strangers, probation, latch window closed). Once the
-   * latch window is over the RTP socket is connected to the one source still accepted
-   * (rtp-session.ts, aimRtp), and the kernel drops anyone else's datagrams unseen: not counted.
+   * Datagrams the source filter refused before decoding (strangers, and a NAT source's probation
+   * packets; source-filter.ts). Once the lock is final the RTP socket is connected to that source
+   * where that keeps its media (rtp-session.ts, aimRtp), and the kernel drops anyone else's
+   * datagrams unseen: not counted.
    */
   droppedByFilter: number;
   /** Unparseable datagrams and payload types nobody negotiated. */

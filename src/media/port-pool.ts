@@ -3,9 +3,10 @@
  * from a configured range, proven free by binding both UDP sockets. The bound sockets are
  * handed to the caller, so nothing can take the ports between the check and their use.
  *
- * Allocation rotates through the range instead of reusing the lowest free port: a port released
- * a moment ago may still receive the previous call's stragglers, which the next call would
- * otherwise hear.
+ * Each pair is drawn at random from the free pairs of the range, so a stranger who saw one call's
+ * port cannot guess the next call's (handed out in order, they were the next pair up). A pair
+ * released a moment ago is drawn only when nothing else is free: it may still receive the
+ * previous call's stragglers, which the next call would otherwise hear.
  *
  * The RTP socket is bound through the pool's `RtpIo` (rtp-io/types.ts): by default in the
  * process's RTP I/O thread (rtp-io/thread-io.ts), or on this thread (rtp-io/dgram-io.ts). RTCP,
@@ -24,7 +25,12 @@ export interface PortPoolOptions {
   maxPort: number;
   /** Where RTP sockets live (default: the process's RTP I/O thread, `sharedRtpIoThread()`). */
   io?: RtpIo;
+  /** Uniform in [0, 1) (default Math.random): which free pair comes next. */
+  random?: () => number;
 }
+
+/** Random draws before a crowded range is scanned instead. */
+const RANDOM_DRAWS = 32;
 
 /**
  * The sockets come without an 'error' listener: the owner must add one before using them. They
@@ -53,8 +59,11 @@ export class PortPool {
   private readonly io: RtpIo;
   private readonly first: number;
   private readonly pairs: number;
-  private cursor = 0;
+  private readonly random: () => number;
   private readonly held = new Set<number>();
+  /** Recently released RTP ports, oldest first, drawn again only when nothing else is free. */
+  private readonly recent = new Set<number>();
+  private readonly recentMax: number;
 
   constructor(options: PortPoolOptions) {
     if (options.minPort < 1 || options.maxPort > 65535 || options.maxPort <= options.minPort) {
@@ -66,6 +75,8 @@ export class PortPool {
     // Pairs (p, p + 1) with p even and p + 1 <= maxPort.
     this.pairs = Math.max(0, Math.floor((options.maxPort - this.first + 1) / 2));
     if (this.pairs === 0) throw new RangeError(`RTP port range ${options.minPort}-${options.maxPort} holds no even/odd pair`);
+    this.random = options.random ?? Math.random;
+    this.recentMax = Math.min(64, Math.floor(this.pairs / 2));
   }
 
   /** Ports currently handed out (pairs × 2), for leak checks. */
@@ -78,10 +89,13 @@ export class PortPool {
   }
 
   async allocate(signal?: AbortSignal): Promise<RtpPortPair> {
-    for (let tried = 0; tried < this.pairs; tried++) {
+    // Pairs found taken by something else during this allocation.
+    const tried = new Set<number>();
+    for (;;) {
       signal?.throwIfAborted();
-      const port = this.first + 2 * ((this.cursor + tried) % this.pairs);
-      if (this.held.has(port)) continue;
+      const port = this.pick(tried);
+      if (port === undefined) break;
+      tried.add(port);
       // Reserve before awaiting, so concurrent allocations never race for the same pair.
       this.held.add(port);
       let pair: RtpPortPair | undefined;
@@ -93,7 +107,7 @@ export class PortPool {
         throw error;
       }
       if (pair) {
-        this.cursor = (this.cursor + tried + 1) % this.pairs;
+        this.recent.delete(port);
         if (signal?.aborted) {
           await pair.release();
           signal.throwIfAborted();
@@ -103,6 +117,38 @@ export class PortPool {
       this.held.delete(port);
     }
     throw new PortsExhaustedError(this.first, this.first + 2 * this.pairs - 1);
+  }
+
+  /**
+   * A random free pair's RTP port not tried yet: random draws while the range is mostly free,
+   * else a scan from a random point; recently released pairs only when nothing else is left.
+   */
+  private pick(tried: Set<number>): number | undefined {
+    const usable = (port: number, recentToo: boolean): boolean => !this.held.has(port) && !tried.has(port) && (recentToo || !this.recent.has(port));
+    for (let i = 0; i < RANDOM_DRAWS; i++) {
+      const port = this.first + 2 * this.randomIndex();
+      if (usable(port, false)) return port;
+    }
+    const start = this.randomIndex();
+    for (const recentToo of [false, true]) {
+      for (let k = 0; k < this.pairs; k++) {
+        const port = this.first + 2 * ((start + k) % this.pairs);
+        if (usable(port, recentToo)) return port;
+      }
+    }
+    return undefined;
+  }
+
+  private randomIndex(): number {
+    return Math.min(this.pairs - 1, Math.floor(this.random() * this.pairs));
+  }
+
+  private released(port: number): void {
+    this.held.delete(port);
+    if (this.recentMax === 0) return;
+    this.recent.delete(port);
+    this.recent.add(port);
+    if (this.recent.size > this.recentMax) this.recent.delete(this.recent.values().next().value!);
   }
 
   private async tryBind(port: number): Promise<RtpPortPair | undefined> {
@@ -120,9 +166,7 @@ export class PortPool {
       rtp,
       rtcp,
       release: () => {
-        released ??= Promise.all([closeSocket(rtp), closeSocket(rtcp)]).then(() => {
-          this.held.delete(port);
-        });
+        released ??= Promise.all([closeSocket(rtp), closeSocket(rtcp)]).then(() => this.released(port));
         return released;
       },
     };

@@ -58,11 +58,13 @@ export interface InboundHooks {
   packet?(packet: RtpPacket, nowMs: number): void;
 }
 
-/** Where this path's packets come from, when the native drain can take them (RtpSocket.nativeInbound). */
 export interface InboundOptions {
+  /** Where this path's packets come from, when the native drain can take them (RtpSocket.nativeInbound). */
   native?: NativeInboundPort;
   /** Listen for keys in the audio while no telephone-event is negotiated. */
   inbandDtmf?: boolean;
+  /** Learn the media source even when the SDP address is concrete (a trunk's `media_nat`; source-filter.ts). */
+  learnSource?: boolean;
 }
 
 export interface InboundCounters {
@@ -119,7 +121,7 @@ export class InboundPath {
     this.media = media;
     this.queue = queue;
     this.nativePort = options.native && loadNativeInbound() ? options.native : undefined;
-    this.filter = new SourceFilter({ expected: media.remote, startMs: nowMs });
+    this.filter = new SourceFilter({ expected: media.remote, learn: options.learnSource ?? false });
     this.stats = this.newStats(media.codec.clockRate);
     this.frameMs = media.ptimeMs;
     this.jitter = this.newJitter(media.codec.clockRate, this.frameMs);
@@ -156,6 +158,11 @@ export class InboundPath {
     return this.filter.latched;
   }
 
+  /** Whether only a re-INVITE can move the lock now (it is on the SDP's exact transport address). */
+  get lockFinal(): boolean {
+    return this.filter.final;
+  }
+
   /** Whether the SDP says the far end sends to us at all (not on hold, not sendonly from us). */
   get expectingMedia(): boolean {
     return !this.media.remoteHold && (this.media.direction === 'sendrecv' || this.media.direction === 'recvonly');
@@ -181,7 +188,7 @@ export class InboundPath {
     const old = this.media;
     this.media = media;
     const moved = old.remote.address !== media.remote.address || old.remote.port !== media.remote.port;
-    if (moved) this.filter.updateExpected(media.remote, nowMs);
+    if (moved) this.filter.updateExpected(media.remote);
     if (old.codec.clockRate !== media.codec.clockRate) {
       this.carried.lost += this.stats.snapshot().cumulativeLost;
       this.stats = this.newStats(media.codec.clockRate);
@@ -201,9 +208,13 @@ export class InboundPath {
 
   receive(packet: RtpPacket, from: TransportAddress, nowMs: number): void {
     // checkFrom, not check: no object per packet just to carry these to the filter.
-    const verdict = this.filter.checkFrom(from, packet.ssrc, packet.sequenceNumber, nowMs);
+    const verdict = this.filter.checkFrom(from, packet.ssrc, packet.sequenceNumber);
     if (!verdict.accept) return;
-    if (verdict.latchedNow) this.hooks.latched(this.filter.latched ?? from);
+    if (verdict.latchedNow) {
+      // The lock moved (to the SDP's exact transport address): the native drain follows it from the next slot.
+      this.detach();
+      this.hooks.latched(this.filter.latched ?? from);
+    }
     this.hooks.packet?.(packet, nowMs);
     const pt = packet.payloadType;
     const isDtmf = pt === this.media.dtmfPayloadType;
@@ -284,6 +295,7 @@ export class InboundPath {
     };
   }
 
+  /** Datagrams the source filter dropped (strangers, and a NAT source's probation), before decoding. */
   get droppedByFilter(): number {
     return this.filter.counters.dropped;
   }
@@ -382,11 +394,12 @@ export class InboundPath {
   }
 
   /**
-   * Hands the plain audio packets to the native drain once the source is settled (nothing can
-   * move the latch any more, so the drain's "from this address and port" is the filter's rule).
+   * Hands the plain audio packets to the native drain once the source is locked (only a
+   * re-INVITE moves a lock, and update() detaches first, so the drain's "from this address and
+   * port" is the filter's rule).
    */
   private tryAttach(nowMs: number): void {
-    const source = this.filter.settledSource(nowMs);
+    const source = this.filter.lockedSource();
     if (!source) return;
     const jitter = this.jitter;
     const stats = this.stats;

@@ -13,11 +13,12 @@
  * silence included (see rtp-session-outbound.ts). SSRC, first sequence number and first
  * timestamp are random per session (RFC 3550 §5.1), so a stranger cannot predict them.
  *
- * RTP goes out through a UdpSender (udp-sender.ts), which connects the RTP socket to the far end
- * once that is the only source the source filter can still accept: after that dgram no longer
- * resolves the address of every datagram. On Linux a connected socket receives only from its
- * peer, hence the care; see `aimRtp()` for the rule. RTCP (a report every few seconds) stays on
- * addressed sends.
+ * Media is taken from one source only (source-filter.ts: the SDP address, or a NAT source that
+ * passed probation), locked until a re-INVITE. RTP goes out through a UdpSender (udp-sender.ts),
+ * which connects the RTP socket to that source once it is locked, where connecting loses nothing
+ * (connect-guard.ts): after that dgram no longer resolves the address of every datagram, and
+ * the kernel drops strangers' datagrams. See `aimRtp()`. RTCP (a report every few seconds) stays
+ * on addressed sends.
  *
  * The RTP socket may live in the RTP I/O thread (rtp-io/thread-io.ts, the default; not with SWITCHBOARD_RTP_THREAD=0):
  * each packet then goes with its due time (the outbound path's slot + SEND_LEAD_MS), and each datagram comes
@@ -44,6 +45,8 @@ import type { NegotiatedMedia } from './sdp-negotiate.ts';
 import { canSend, isHoldAddress } from './sdp.ts';
 import type { TransportAddress } from './source-filter.ts';
 import { UdpSender } from './udp-sender.ts';
+import { connectKeepsMedia, isWildcardAddress, probeRouteSource, type RouteSourceProbe } from './connect-guard.ts';
+import { normalizeAddress } from './media-address.ts';
 
 export type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
 
@@ -75,6 +78,13 @@ export interface RtpSessionOptions {
    * Off by default: the calls of the engine turn it on (sip/server.ts).
    */
   inbandDtmf?: boolean;
+  /**
+   * Learn the media source behind NAT even when the SDP address is a concrete one (the trunk's
+   * `media_nat`): see source-filter.ts. Default: only where the SDP address is private.
+   */
+  learnSource?: boolean;
+  /** How the route's source address toward a peer is found (connect-guard.ts); tests replace it. */
+  routeSource?: RouteSourceProbe;
 }
 
 /**
@@ -97,13 +107,6 @@ export interface LocalPorts {
 
 type State = 'new' | 'allocated' | 'started' | 'closed';
 
-/**
- * How long after start (or a re-INVITE) the source filter may still latch to another source: its
- * default `latchWindowMs`, which InboundPath leaves as it is (test/unit/media/rtp-session-connect
- * pins the two together). See aimRtp().
- */
-export const LATCH_WINDOW_MS = 3000;
-
 export class RtpSession extends EventEmitter<RtpSessionEvents> {
   readonly inbound: AsyncIterable<AudioFrame>;
   readonly outbound: OutboundAudio;
@@ -121,10 +124,12 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private playout: SlotTicker | undefined;
   private rtcpTarget: TransportAddress | undefined;
   private rtpOut: UdpSender | undefined;
-  /** Start of the latch window as we count it: start(), and every update() (see aimRtp()). */
-  private latchWindowStartMs = 0;
-  /** When aimRtp() is due again because the latch window ends (Infinity: not waiting for that). */
-  private reaimAfterMs = Infinity;
+  /** The address the RTP socket is bound to (a wildcard one needs connect-guard.ts's check). */
+  private boundAddress = '';
+  /** Per peer address: whether connecting the RTP socket there keeps its media (connect-guard.ts). */
+  private readonly connectable = new Map<string, boolean>();
+  /** Route probes under way, awaited by close(). */
+  private readonly probes = new Set<Promise<void>>();
   private sequence: number;
   private readonly initialTimestamp: number;
   private readonly sent = { packets: 0, bytes: 0 };
@@ -185,6 +190,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }
     this.pair = pair;
     this.state = 'allocated';
+    this.boundAddress = pair.rtp.address().address;
     pair.rtp.on('error', (error) => {
       // Only a connected socket hears of ICMP port unreachable (as a failed receive): the peer is
       // not listening (now). The sender goes back to addressed sends, which ignore ICMP as before,
@@ -221,15 +227,14 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.in = new InboundPath(media, now, this.queue, {
       dtmf: (digit, durationMs, source) => this.deliverDtmf(digit, durationMs, source),
       latched: (source) => {
-        this.aimRtp(this.clock.monotonic());
+        this.aimRtp();
         this.emit('sourceLatched', source);
       },
       packet: (packet, nowMs) => this.tap?.packet(packet, nowMs),
-    }, { native: this.pair!.rtp.nativeInbound, inbandDtmf: this.options.inbandDtmf ?? false });
+    }, { ...(this.pair!.rtp.nativeInbound ? { native: this.pair!.rtp.nativeInbound } : {}), inbandDtmf: this.options.inbandDtmf ?? false, learnSource: this.options.learnSource ?? false });
     if (this.tap) this.in.observe(true);
     this.rtpOut = new UdpSender(this.pair!.rtp);
-    this.latchWindowStartMs = now;
-    this.aimRtp(now);
+    this.aimRtp();
     this.out = new OutboundPath(media, {
       clock: this.clock,
       send: (packet) => this.sendRtp(packet),
@@ -283,8 +288,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.out!.update(media);
     this.out!.setSending(this.maySend(media));
     this.timedOut = false;
-    this.latchWindowStartMs = now;
-    this.aimRtp(now);
+    this.aimRtp();
   }
 
   /** Attach (or with undefined, detach) the inbound observer; a started session reports its media at once. */
@@ -368,6 +372,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.rtpOut?.close();
     this.in?.close();
     this.queue.end();
+    if (this.probes.size > 0) await Promise.all([...this.probes]);
     if (!this.pair && this.allocating) {
       // allocate() sees the closed state and releases what it got; just wait for that.
       await this.allocating.catch(() => undefined);
@@ -395,7 +400,6 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private playoutSlot(): void {
     const inbound = this.in!;
     const now = this.clock.monotonic();
-    if (now > this.reaimAfterMs) this.aimRtp(now);
     inbound.playout(now);
     const limit = this.options.rtpTimeoutMs ?? 30_000;
     if (limit <= 0) return;
@@ -464,32 +468,46 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   }
 
   /**
-   * Points the RTP sender, on start, on every latch and re-INVITE, and once the latch window
-   * ends. Symmetric RTP: once the source is latched we answer it there, which is what gets
-   * through NAT; before, the SDP address.
+   * Points the RTP sender, on start, on the lock and on every re-INVITE. Symmetric RTP: once the
+   * source is locked we answer it there, which is what gets through NAT; before, the SDP address.
    *
-   * The socket may be connected there only when that changes nothing but the cost of a send.
-   * Connected, Linux drops every datagram from anyone else before we see it, so that must be the
-   * only source the filter (source-filter.ts) would accept anyway. That holds once its latch
-   * window is over: latched or not, nothing can latch any more except the SDP address while
-   * nothing is latched, and that is where we send then. Before, it does not: a stranger may
-   * still pass probation (NAT) and the SDP address may reclaim a probation latch. (Latched to the
-   * SDP address itself, the filter too is settled at once, but waiting out the window keeps
-   * early strangers counted in `droppedByFilter`; once connected they are dropped unseen.)
-   * Our window restarts with every re-INVITE, so it never ends before the filter's (which restarts
-   * only when the remote address moves). It is only connected while we send at all.
+   * The socket is connected to the locked source once the lock is final (on the SDP's exact
+   * transport address): connected, Linux drops every datagram from anyone else before we see it,
+   * and that source is the only one the filter accepts until a re-INVITE (which re-aims). A lock
+   * learned elsewhere (NAT, another port) stays unconnected, since the SDP's transport address
+   * may still take it. Not while we do not send either, and not where connecting would pin the
+   * socket to a local address the peer does not send to (connect-guard.ts): then the filter
+   * alone keeps strangers out.
    *
    * One difference remains, accepted: RTCP that a peer multiplexes onto our RTP port from another
    * port than its RTP one (the filter takes RTCP from the source's IP on any port) no longer
    * arrives. rtcp-mux (RFC 5761) sends both from one port.
    */
-  private aimRtp(now: number): void {
+  private aimRtp(): void {
     const media = this.media;
     const out = this.rtpOut;
     if (!media || !out || this.state !== 'started') return;
-    const settled = now - this.latchWindowStartMs > LATCH_WINDOW_MS;
-    out.aim(this.in!.latched ?? media.remote, settled && this.maySend(media));
-    this.reaimAfterMs = settled ? Infinity : this.latchWindowStartMs + LATCH_WINDOW_MS;
+    const latched = this.in!.latched;
+    out.aim(latched ?? media.remote, latched !== undefined && this.in!.lockFinal && this.maySend(media) && this.mayConnect(latched));
+  }
+
+  /** Whether connecting to `peer` keeps its media; a first ask starts a probe, which re-aims. */
+  private mayConnect(peer: TransportAddress): boolean {
+    if (!isWildcardAddress(this.boundAddress)) return true;
+    const key = normalizeAddress(peer.address);
+    const known = this.connectable.get(key);
+    if (known !== undefined) return known;
+    if (this.connectable.size >= 16) return false; // a bound on what a peer's re-INVITEs can make us probe
+    const probe = (this.options.routeSource ?? probeRouteSource)(peer)
+      .catch(() => undefined)
+      .then((source) => {
+        this.probes.delete(probe);
+        this.connectable.set(key, connectKeepsMedia(this.boundAddress, this.options.publicAddress, source));
+        this.aimRtp();
+      });
+    this.probes.add(probe);
+    this.connectable.set(key, false);
+    return false;
   }
 
   private rtcpDestination(): TransportAddress | undefined {

@@ -1,15 +1,31 @@
 /**
- * Strict RTP source learning for one call leg.
+ * Which source a call leg takes media from (the media lock), decided per datagram before
+ * anything is decoded.
  *
- * Media is accepted from exactly one transport address. That address is either the one the
- * remote SDP announced, or (symmetric RTP, for callers behind NAT whose SDP carries a private
- * address) one we learned from the first packets, but only early in the call and only after
- * `probationPackets` in-sequence packets with one SSRC from it. Once latched, everything else is
- * dropped: the "RTP bleed" attack, where a stranger sprays packets at our port mid-call hoping
- * the engine re-learns the source, must not redirect or inject audio.
+ * The rule, by what the remote SDP's c= address says (media-address.ts):
+ * - a concrete address (routable, or loopback): media is accepted from that IP address only.
+ *   The first packet from it locks the leg to its transport address (its port may differ from
+ *   the SDP's, as with symmetric RTP through a port-translating router: the address is what the
+ *   signalling vouches for). Everyone else is dropped, before, during and after the lock.
+ * - a private or unroutable address (RFC 1918, CGNAT, link-local, unique-local, 0.0.0.0), a
+ *   host name, no address at all, or a trunk configured to learn (`learn`): the peer is probably
+ *   behind NAT. The SDP address, if it ever sends, locks at once as above; another source locks
+ *   only after `probationPackets` consecutive sequence numbers with one SSRC from one transport
+ *   address, and its probation packets are dropped.
  *
- * Pure: the caller passes the packet's source and the current time.
+ * Once locked the leg takes media from exactly that transport address until a re-INVITE moves
+ * the remote media (`updateExpected`); a re-INVITE to the hold address keeps the lock. One
+ * exception, for the signalled address only: a lock to anything but the SDP's exact transport
+ * address (another port of its address, or a learned NAT source) gives way to that transport
+ * address when it sends, and that lock is final (`final`). So stragglers from a peer's old port
+ * after a re-INVITE moved it, or a stranger that passed probation first, cannot keep the real
+ * peer out. There is no time window: a source that spoke first, or sprays mid-call, never takes
+ * a locked leg from the SDP's address, and a caller that starts late is still heard.
+ *
+ * Pure: the caller passes each datagram's source and header fields.
  */
+import { isIP } from 'node:net';
+import { isUnspecified, mediaAddressKind, normalizeAddress } from './media-address.ts';
 
 export interface TransportAddress {
   address: string;
@@ -19,16 +35,15 @@ export interface TransportAddress {
 export interface SourceFilterOptions {
   /** RTP address from the remote SDP; undefined when unknown or on hold (0.0.0.0). */
   expected?: TransportAddress;
-  /** In-sequence packets with one SSRC needed before latching to a non-SDP address. */
+  /** Learn a source other than the SDP's even when its address is concrete (a trunk's `media_nat`). */
+  learn?: boolean;
+  /** Consecutive packets with one SSRC needed before locking to a non-SDP source. */
   probationPackets?: number;
-  /** After start (or a re-INVITE), how long latching to a non-SDP address stays possible. */
-  latchWindowMs?: number;
   /**
    * Candidates tracked at once; bounded so a spray cannot grow memory. More distinct hosts than
    * this spraying between two of a real source's packets can stall its probation (not hijack).
    */
   maxCandidates?: number;
-  startMs: number;
 }
 
 export interface SourcePacket extends TransportAddress {
@@ -36,7 +51,7 @@ export interface SourcePacket extends TransportAddress {
   sequenceNumber: number;
 }
 
-export type DropReason = 'foreign' | 'probation' | 'window-closed';
+export type DropReason = 'foreign' | 'probation';
 
 export type SourceVerdict = { accept: true; latchedNow: boolean } | { accept: false; reason: DropReason };
 
@@ -49,7 +64,6 @@ const LATCHED_NOW: SourceVerdict = Object.freeze({ accept: true, latchedNow: tru
 const DROPPED: Readonly<Record<DropReason, SourceVerdict>> = Object.freeze({
   foreign: Object.freeze({ accept: false, reason: 'foreign' }),
   probation: Object.freeze({ accept: false, reason: 'probation' }),
-  'window-closed': Object.freeze({ accept: false, reason: 'window-closed' }),
 });
 
 export interface SourceFilterCounters {
@@ -57,7 +71,6 @@ export interface SourceFilterCounters {
   dropped: number;
   droppedForeign: number;
   droppedProbation: number;
-  droppedWindowClosed: number;
   latches: number;
 }
 
@@ -68,14 +81,18 @@ interface Candidate {
 }
 
 export class SourceFilter {
+  /** The SDP's address (normalized), when it is an IP literal that can send; port kept for RTCP. */
   private expected: TransportAddress | undefined;
+  /** Whether a source other than the SDP address may be learned (NAT). */
+  private learning: boolean;
+  private readonly learnAlways: boolean;
   private readonly probationPackets: number;
-  private readonly latchWindowMs: number;
   private readonly maxCandidates: number;
-  private windowStartMs: number;
   private latchedTo: TransportAddress | undefined;
-  /** True when the latch came from probation, not the SDP; the SDP address may still win it back. */
-  private latchedByProbation = false;
+  /** Whether the lock is to the SDP's exact transport address: nothing but a re-INVITE moves it. */
+  private latchedFinal = false;
+  /** The latched source's address as the socket reported it (see lockedSource). */
+  private latchedRaw = '';
   private readonly candidates = new Map<string, Candidate>();
   /**
    * The last source address seen and its normalized form: a peer sends from one address, and
@@ -88,20 +105,29 @@ export class SourceFilter {
     dropped: 0,
     droppedForeign: 0,
     droppedProbation: 0,
-    droppedWindowClosed: 0,
     latches: 0,
   };
 
-  constructor(options: SourceFilterOptions) {
-    this.expected = normalizeTarget(options.expected);
-    this.probationPackets = options.probationPackets ?? 4;
-    this.latchWindowMs = options.latchWindowMs ?? 3000;
+  constructor(options: SourceFilterOptions = {}) {
+    this.learnAlways = options.learn ?? false;
+    this.probationPackets = Math.max(1, options.probationPackets ?? 4);
     this.maxCandidates = options.maxCandidates ?? 16;
-    this.windowStartMs = options.startMs;
+    this.expected = normalizeTarget(options.expected);
+    this.learning = this.mayLearn(options.expected);
   }
 
   get latched(): TransportAddress | undefined {
     return this.latchedTo ? { ...this.latchedTo } : undefined;
+  }
+
+  /** Whether a source other than the SDP address can be learned on this leg (NAT). */
+  get learns(): boolean {
+    return this.learning;
+  }
+
+  /** Locked to the SDP's exact transport address: only a re-INVITE moves the lock now. */
+  get final(): boolean {
+    return this.latchedFinal;
   }
 
   get counters(): Readonly<SourceFilterCounters> {
@@ -109,16 +135,14 @@ export class SourceFilter {
   }
 
   /**
-   * The latched source once nothing can move the latch any more (the latch window is over): from
-   * then on exactly its packets are accepted, so whoever checks just that (the native drain,
-   * native/rtp-udp/fast_drain.c) filters as this does. Its address as the socket last reported it
-   * (a dual-stack socket says ::ffff:a.b.c.d where the latch holds a.b.c.d), since that checker
-   * compares the datagrams' addresses byte for byte.
+   * The locked source, as the socket reported it (a dual-stack socket says ::ffff:a.b.c.d where
+   * the lock holds a.b.c.d): while it holds, exactly its packets are accepted, so whoever takes
+   * just those, byte for byte (the native drain, native/rtp-udp/fast_drain.c), and hands the rest
+   * here filters as this does. A lock that moves says so (`latchedNow`).
    */
-  settledSource(nowMs: number): TransportAddress | undefined {
+  lockedSource(): TransportAddress | undefined {
     const latched = this.latchedTo;
-    if (!latched || nowMs - this.windowStartMs <= this.latchWindowMs) return undefined;
-    return { address: this.lastAddress === latched.address ? this.lastRawAddress : latched.address, port: latched.port };
+    return latched ? { address: this.latchedRaw, port: latched.port } : undefined;
   }
 
   /** Packets from the settled source accepted elsewhere (the native drain), for the counters. */
@@ -126,34 +150,40 @@ export class SourceFilter {
     this.stats.accepted += packets;
   }
 
-  check(packet: SourcePacket, nowMs: number): SourceVerdict {
-    return this.checkFrom(packet, packet.ssrc, packet.sequenceNumber, nowMs);
+  check(packet: SourcePacket): SourceVerdict {
+    return this.checkFrom(packet, packet.ssrc, packet.sequenceNumber);
   }
 
   /**
    * check() for the receive path: the datagram's source and the packet's fields as they are, so
    * no object is built per packet. The result is shared; `from` is not kept.
    */
-  checkFrom(from: TransportAddress, ssrc: number, sequenceNumber: number, nowMs: number): SourceVerdict {
+  checkFrom(from: TransportAddress, ssrc: number, sequenceNumber: number): SourceVerdict {
     if (from.address !== this.lastRawAddress) {
       this.lastRawAddress = from.address;
       this.lastAddress = normalizeAddress(from.address);
     }
     const address = this.lastAddress;
     const port = from.port;
-    const inWindow = nowMs - this.windowStartMs <= this.latchWindowMs;
-
-    if (this.latchedTo && same(address, port, this.latchedTo)) return this.accept(false);
-
-    // The SDP address is as trusted as the signalling that carried it, so it may take the latch
-    // on its first packet, and reclaim a probation latch while the window is open.
-    if (this.expected && same(address, port, this.expected) && (!this.latchedTo || (this.latchedByProbation && inWindow))) {
-      this.latch({ address, port }, false);
-      return this.accept(true);
+    const latched = this.latchedTo;
+    const expected = this.expected;
+    if (latched) {
+      if (port === latched.port && address === latched.address) return this.accept(false);
+      // The SDP's exact transport address takes a lock that is not on it yet.
+      if (!this.latchedFinal && expected && port === expected.port && address === expected.address) {
+        this.latch(address, port, from.address, true);
+        return this.accept(true);
+      }
+      return this.drop('foreign');
     }
 
-    if (this.latchedTo) return this.drop('foreign');
-    if (!inWindow) return this.drop('window-closed');
+    // The SDP address is as trusted as the signalling that carried it: its first packet locks,
+    // from whichever port it sends.
+    if (expected && address === expected.address) {
+      this.latch(address, port, from.address, port === expected.port);
+      return this.accept(true);
+    }
+    if (!this.learning) return this.drop('foreign');
 
     const key = `${address}|${port}`;
     const candidate = this.candidates.get(key);
@@ -167,9 +197,8 @@ export class SourceFilter {
     } else {
       this.admitCandidate(key, address, { ssrc, lastSeq: sequenceNumber, count: 1 });
     }
-    const current = this.candidates.get(key);
-    if (current && current.count >= this.probationPackets) {
-      this.latch({ address, port }, true);
+    if ((this.candidates.get(key)?.count ?? 0) >= this.probationPackets) {
+      this.latch(address, port, from.address, false);
       return this.accept(true);
     }
     return this.drop('probation');
@@ -177,7 +206,7 @@ export class SourceFilter {
 
   /**
    * RTCP is accepted from the media source's IP on any port: with NAT the RTCP mapping rarely
-   * keeps RTP port + 1, and with rtcp-mux it shares the RTP port. Before any latch, only the
+   * keeps RTP port + 1, and with rtcp-mux it shares the RTP port. Before any lock, only the
    * SDP address is believed.
    */
   checkRtcp(from: TransportAddress): boolean {
@@ -186,18 +215,30 @@ export class SourceFilter {
     return anchor !== undefined && anchor.address === address;
   }
 
-  /** A re-INVITE moved the remote media: forget the latch and reopen the learning window. */
-  updateExpected(expected: TransportAddress | undefined, nowMs: number): void {
+  /**
+   * A re-INVITE moved the remote media: forget the lock and decide afresh from the new SDP.
+   * Moved to the hold address (c=0.0.0.0: "do not send to me", nobody sends from there), a held
+   * lock stays: a hold must not open the leg to whoever sprays meanwhile.
+   */
+  updateExpected(expected: TransportAddress | undefined): void {
+    if (this.latchedTo && expected !== undefined && isUnspecified(expected.address)) return;
     this.expected = normalizeTarget(expected);
+    this.learning = this.mayLearn(expected);
     this.latchedTo = undefined;
-    this.latchedByProbation = false;
+    this.latchedFinal = false;
+    this.latchedRaw = '';
     this.candidates.clear();
-    this.windowStartMs = nowMs;
   }
 
-  private latch(to: TransportAddress, byProbation: boolean): void {
-    this.latchedTo = to;
-    this.latchedByProbation = byProbation;
+  private mayLearn(expected: TransportAddress | undefined): boolean {
+    if (this.learnAlways || !expected || expected.port === 0) return true;
+    return mediaAddressKind(expected.address) !== 'concrete';
+  }
+
+  private latch(address: string, port: number, raw: string, final: boolean): void {
+    this.latchedTo = { address, port };
+    this.latchedFinal = final;
+    this.latchedRaw = raw;
     this.candidates.clear();
     this.stats.latches++;
   }
@@ -231,26 +272,15 @@ export class SourceFilter {
   private drop(reason: DropReason): SourceVerdict {
     this.stats.dropped++;
     if (reason === 'foreign') this.stats.droppedForeign++;
-    else if (reason === 'probation') this.stats.droppedProbation++;
-    else this.stats.droppedWindowClosed++;
+    else this.stats.droppedProbation++;
     return DROPPED[reason];
   }
 }
 
-/** dgram reports IPv4 peers on dual-stack sockets as ::ffff:a.b.c.d; SDP says a.b.c.d. */
-function normalizeAddress(address: string): string {
-  const lower = address.toLowerCase();
-  return lower.startsWith('::ffff:') && lower.includes('.') ? lower.slice(7) : lower;
-}
-
+/** The SDP target as datagram sources are compared to it: IP literals that can send, normalized. */
 function normalizeTarget(target: TransportAddress | undefined): TransportAddress | undefined {
   if (!target || target.port === 0) return undefined;
   const address = normalizeAddress(target.address);
-  // c=IN IP4 0.0.0.0 is the old-style hold: nobody will send from there.
-  if (address === '0.0.0.0' || address === '::') return undefined;
+  if (isIP(address) === 0 || isUnspecified(address)) return undefined;
   return { address, port: target.port };
-}
-
-function same(address: string, port: number, b: TransportAddress): boolean {
-  return port === b.port && address === b.address;
 }

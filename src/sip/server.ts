@@ -190,8 +190,16 @@ export class SipServer {
       logger,
       registry: this.registry,
       recorder: new CallRecorder(opts.repos.calls, opts.recordClock ?? clock),
-      createMedia: () =>
-        new RtpSession({ pool: this.pool, publicAddress: publicHost, clock, logger, inbandDtmf: true, ...(opts.rtpTimeoutMs !== undefined ? { rtpTimeoutMs: opts.rtpTimeoutMs } : {}) }),
+      createMedia: (media) =>
+        new RtpSession({
+          pool: this.pool,
+          publicAddress: publicHost,
+          clock,
+          logger,
+          inbandDtmf: true,
+          ...(opts.rtpTimeoutMs !== undefined ? { rtpTimeoutMs: opts.rtpTimeoutMs } : {}),
+          ...(media?.learnSource ? { learnSource: true } : {}),
+        }),
       publicHost,
       limits: { ...DEFAULT_LIMITS, ...opts.limits },
       ...(opts.engine ? { engine: opts.engine } : {}),

@@ -35,6 +35,11 @@ export interface TrunkSpec {
    * with `tls` its INVITEs are taken only over TLS. Absent: RFC 3263 picks from DNS, any inbound.
    */
   transport?: SipTrunkTransport;
+  /**
+   * Learn a call's RTP source behind NAT even where its SDP names a public address (default
+   * false: media only from the SDP address, unless that is private; src/media/source-filter.ts).
+   */
+  mediaNat?: boolean;
 }
 
 export type SipTrunkTransport = 'udp' | 'tcp' | 'tls';

@@ -110,6 +110,8 @@ export interface SipTrunksTable {
   allowed_inbound_ips: Json | null;
   outbound_proxy: Flag;
   transport: string | null;
+  /** Learn a call's RTP source behind NAT even where the SDP names a public address. */
+  media_nat: Flag;
   country_code: string;
   inbound_trunk_id: string;
   outbound_trunk_id: string;

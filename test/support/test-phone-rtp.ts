@@ -43,16 +43,18 @@ export class PhoneRtp {
   private constructor(
     socket: dgram.Socket,
     readonly host: string,
+    /** The address our SDP names (c=): `host` unless, as behind NAT, media leaves from elsewhere. */
+    readonly advertised: string,
   ) {
     this.socket = socket;
     socket.on('message', (msg) => this.onPacket(msg));
   }
 
-  static async open(host: string): Promise<PhoneRtp> {
+  static async open(host: string, advertised = host): Promise<PhoneRtp> {
     const socket = dgram.createSocket('udp4');
     socket.on('error', () => undefined);
     await new Promise<void>((resolve) => socket.bind(0, host, resolve));
-    return new PhoneRtp(socket, host);
+    return new PhoneRtp(socket, host, advertised);
   }
 
   get port(): number {
@@ -68,9 +70,9 @@ export class PhoneRtp {
     const attr = direction === 'sendrecv' ? 'a=sendrecv' : direction === 'sendonly' ? 'a=sendonly' : 'a=inactive';
     return [
       'v=0',
-      `o=phone 4242 ${this.version++} IN IP4 ${this.host}`,
+      `o=phone 4242 ${this.version++} IN IP4 ${this.advertised}`,
       's=test phone',
-      `c=IN IP4 ${this.host}`,
+      `c=IN IP4 ${this.advertised}`,
       't=0 0',
       `m=audio ${this.port} RTP/AVP 0${this.telephoneEvent ? ' 101' : ''}`,
       'a=rtpmap:0 PCMU/8000',
@@ -79,6 +81,11 @@ export class PhoneRtp {
       attr,
       '',
     ].join('\r\n');
+  }
+
+  /** Where our RTP goes (the far end's SDP address and port), once known. */
+  get remoteTarget(): { address: string; port: number } | undefined {
+    return this.remote ? { ...this.remote } : undefined;
   }
 
   /** Takes the far end's SDP: where to send. */

@@ -21,6 +21,8 @@ export interface TestPhoneOptions {
   userName?: string;
   /** User-Agent header (a scanner's name, to test the drop). */
   userAgent?: string;
+  /** Where RTP is sent from, when not `host` (a phone behind NAT: its SDP still names `host`). */
+  mediaHost?: string;
 }
 
 export type AnswerMode = 'answer' | 'ring' | { reject: number };
@@ -116,6 +118,7 @@ export class TestPhone {
   private constructor(
     readonly ua: UserAgent,
     readonly host: string,
+    readonly mediaHost: string = host,
   ) {
     ua.onInvite = (inc) => void this.onInvite(inc);
   }
@@ -130,7 +133,7 @@ export class TestPhone {
       timers: FAST_TIMERS,
       ...(opts.userAgent ? { userAgent: opts.userAgent } : {}),
     });
-    return new TestPhone(ua, host);
+    return new TestPhone(ua, host, opts.mediaHost ?? host);
   }
 
   get port(): number {
@@ -157,7 +160,7 @@ export class TestPhone {
   }
 
   private async leg(): Promise<PhoneRtp> {
-    const rtp = await PhoneRtp.open(this.host);
+    const rtp = await PhoneRtp.open(this.mediaHost, this.host);
     this.legs.add(rtp);
     return rtp;
   }

@@ -29,6 +29,8 @@ const body = z.object({
   outbound_proxy: z.boolean().default(false),
   /** Beside the spec's fields: the SIP transport the trunk must use (absent: chosen by DNS). */
   transport: z.enum(['udp', 'tcp', 'tls']).nullish(),
+  /** Beyond the spec: learn the media source behind NAT even where the SDP names a public address. */
+  media_nat: z.boolean().default(false),
 });
 
 /** Extensions are SIP user parts: digits, letters and the few punctuation marks dial plans use. */
@@ -86,6 +88,7 @@ function validate(b: Body, accountId: number, tlsListening: boolean): NewSipTrun
     inboundAuthorizationType: b.inbound_authorization_type,
     allowedInboundIps: allowed,
     outboundProxy: b.outbound_proxy,
+    mediaNat: b.media_nat,
     countryCode: country!,
     transport: b.transport ?? null,
   };
@@ -104,6 +107,7 @@ export function presentTrunk(t: SipTrunk) {
     inbound_authorization_type: t.inboundAuthorizationType,
     allowed_inbound_ips: t.allowedInboundIps,
     outbound_proxy: t.outboundProxy,
+    media_nat: t.mediaNat,
     country_code: t.countryCode,
     transport: t.transport,
     inbound_trunk_id: t.inboundTrunkId,

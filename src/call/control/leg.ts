@@ -18,6 +18,7 @@ import { digestCredentials } from '../../sip/user-agent-auth.ts';
 import { InviteFailedError, OutgoingInvite } from '../../sip/user-agent-outgoing-invite.ts';
 import type { UserAgent } from '../../sip/user-agent.ts';
 import type { Clock } from '../../util/clock.ts';
+import { mediaOptionsOf, type CallMediaOptions } from '../call-env.ts';
 import { formatForTrunk } from '../numbers.ts';
 import { CALLER_ID_REFUSALS, trunkCallerId, type CallerId } from './caller-id.ts';
 
@@ -36,7 +37,7 @@ export type LegFailure = { ok: false; reason: 'busy' | 'no-answer' | 'rejected' 
 export interface LegDeps {
   ua: UserAgent;
   clock: Clock;
-  createMedia(): RtpSession;
+  createMedia(options?: CallMediaOptions): RtpSession;
 }
 
 export class Leg {
@@ -136,7 +137,7 @@ export async function dialWithCallerId(deps: LegDeps, req: LegRequest & { caller
 
 export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: true; leg: Leg } | LegFailure> {
   const spec = req.trunk.spec;
-  const media = deps.createMedia();
+  const media = deps.createMedia(mediaOptionsOf(spec));
   let local;
   try {
     const ports = await media.allocate();

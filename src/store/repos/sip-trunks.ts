@@ -17,6 +17,8 @@ export interface SipTrunk {
   inboundAuthorizationType: 'auth' | 'ip';
   allowedInboundIps: string[] | null;
   outboundProxy: boolean;
+  /** Learn a call's RTP source behind NAT even where the SDP names a public address (src/media/source-filter.ts). */
+  mediaNat: boolean;
   countryCode: string;
   /** Beside the spec's fields: the transport the trunk must use; null lets DNS choose (RFC 3263). */
   transport: SipTrunkTransport | null;
@@ -46,6 +48,7 @@ type Row = {
   inbound_authorization_type: string;
   allowed_inbound_ips: string | null;
   outbound_proxy: number;
+  media_nat: number;
   country_code: string;
   transport: string | null;
   inbound_trunk_id: string;
@@ -93,6 +96,7 @@ export class SipTrunksRepo implements StoredTrunkSource {
           inbound_authorization_type: input.inboundAuthorizationType,
           allowed_inbound_ips: input.allowedInboundIps ? toJson(input.allowedInboundIps) : null,
           outbound_proxy: flag(input.outboundProxy),
+          media_nat: flag(input.mediaNat),
           country_code: input.countryCode,
           transport: input.transport,
           inbound_trunk_id: ids.inboundTrunkId,
@@ -176,6 +180,7 @@ export function specOf(trunk: Omit<NewSipTrunk, 'sipPassword'> & { id: number | 
     authType: trunk.inboundAuthorizationType,
     allowedIps: trunk.allowedInboundIps,
     outboundProxy: trunk.outboundProxy,
+    mediaNat: trunk.mediaNat,
     countryCode: trunk.countryCode,
     ...(trunk.transport ? { transport: trunk.transport } : {}),
   };
@@ -194,6 +199,7 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     inboundAuthorizationType: row.inbound_authorization_type as SipTrunk['inboundAuthorizationType'],
     allowedInboundIps: row.allowed_inbound_ips === null ? null : fromJson<string[]>(row.allowed_inbound_ips, []),
     outboundProxy: row.outbound_proxy === 1,
+    mediaNat: row.media_nat === 1,
     countryCode: row.country_code,
     transport: (row.transport as SipTrunkTransport | null) ?? null,
     inboundTrunkId: row.inbound_trunk_id,

@@ -29,6 +29,7 @@ describe('POST /user/sip-trunks', () => {
       inbound_authorization_type: 'auth',
       allowed_inbound_ips: null,
       outbound_proxy: false,
+      media_nat: false,
       country_code: 'US',
       inbound_trunk_id: expect.any(String),
       outbound_trunk_id: expect.any(String),
@@ -72,6 +73,17 @@ describe('POST /user/sip-trunks', () => {
     } finally {
       await secure.close();
     }
+  });
+
+  it('media_nat (beyond the spec): off by default; on, it reaches the SIP layer and survives a restart', async () => {
+    const res = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ media_nat: true }));
+    expect(res.status).toBe(201);
+    expect(res.body.data.media_nat).toBe(true);
+    expect(t.ctx.trunks.findInboundByNumber('+14155550100')?.spec.mediaNat).toBe(true);
+    expect((await t.req(t.a.key, 'GET', `/user/sip-trunks/${res.body.data.id}`)).body.media_nat).toBe(true);
+    const fresh = new InMemoryTrunkRegistry();
+    await restoreTrunks(t.ctx.repos.sipTrunks, fresh, createLogger('silent'));
+    expect(fresh.list()[0]?.spec.mediaNat).toBe(true);
   });
 
   it('detects the country from the number, takes an explicit one, and accepts extensions', async () => {
@@ -120,6 +132,7 @@ describe('POST /user/sip-trunks', () => {
     ['country_code', { sip_trunk_type: 'extension', phone_number: '100' }],
     ['country_code', { phone_number: '+88212345678' }],
     ['outbound_proxy', { outbound_proxy: 'yes' }],
+    ['media_nat', { media_nat: 'yes' }],
   ])('422 {message, errors} naming %s', async (field, over) => {
     const res = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody(over));
     expect(res.status).toBe(422);

@@ -24,14 +24,24 @@ export interface Harness extends TestApp {
 
 let rtpBase = 30_000 + (process.pid % 50) * 200;
 
-export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'repos' | 'trunks' | 'logger'>> = {}, balanceDollars = 10): Promise<Harness> {
+/**
+ * Where the engine listens: SIP on `sipHost` (also the address advertised in Via, Contact and
+ * SDP), RTP bound to `rtpHost`. Both 127.0.0.1 by default.
+ */
+export interface HarnessNet {
+  sipHost?: string;
+  rtpHost?: string;
+}
+
+export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'repos' | 'trunks' | 'logger'>> = {}, balanceDollars = 10, net: HarnessNet = {}): Promise<Harness> {
   const t = await testApp();
   const account = await t.account(balanceDollars);
+  const sipHost = net.sipHost ?? '127.0.0.1';
   // Separate ranges per harness, so parallel test files rarely probe the same ports.
-  const pool = opts.portPool ?? new PortPool({ host: '127.0.0.1', minPort: rtpBase, maxPort: rtpBase + 199, io: testRtpIo });
+  const pool = opts.portPool ?? new PortPool({ host: net.rtpHost ?? '127.0.0.1', minPort: rtpBase, maxPort: rtpBase + 199, io: testRtpIo });
   rtpBase = rtpBase >= 39_600 ? 30_000 : rtpBase + 200;
   const server = await SipServer.start({
-    config: { sip: { host: '127.0.0.1', port: 0, publicHost: '127.0.0.1' }, rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE } },
+    config: { sip: { host: sipHost, port: 0, publicHost: sipHost }, rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE } },
     repos: t.ctx.repos,
     trunks: t.ctx.trunks,
     logger: t.ctx.logger,
@@ -52,7 +62,7 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
     pool,
     owner: account,
     req,
-    target: (user: string) => `sip:${user}@127.0.0.1:${server.port}`,
+    target: (user: string) => `sip:${user}@${sipHost}:${server.port}`,
     async trunk(over: Record<string, unknown> = {}) {
       const res = await req('POST', '/user/sip-trunks', {
         sip_trunk_type: 'number',

@@ -58,9 +58,8 @@ describe('PortPool (UDP over loopback)', () => {
     try {
       const pool = new PortPool({ host: HOST, minPort: min, maxPort: min + 7 });
       const pair = await pool.allocate();
-      expect(pair.rtpPort).toBe(min + 4);
       const next = await pool.allocate();
-      expect(next.rtpPort).toBe(min + 6);
+      expect([pair.rtpPort, next.rtpPort].sort()).toEqual([min + 4, min + 6]);
       await expect(pool.allocate()).rejects.toBeInstanceOf(PortsExhaustedError);
       expect(pool.inUse).toBe(4);
       await pair.release();
@@ -71,7 +70,7 @@ describe('PortPool (UDP over loopback)', () => {
     }
   });
 
-  it('gives concurrent callers distinct pairs and rotates instead of reusing the last port', async () => {
+  it('gives concurrent callers distinct pairs and does not hand out the pair just released', async () => {
     const min = BASE + 400;
     const pool = new PortPool({ host: HOST, minPort: min, maxPort: min + 19 });
     const pairs = await Promise.all(Array.from({ length: 10 }, () => pool.allocate()));
@@ -84,6 +83,26 @@ describe('PortPool (UDP over loopback)', () => {
     const second = await pool.allocate();
     expect(second.rtpPort).not.toBe(first.rtpPort);
     await second.release();
+    expect(pool.inUse).toBe(0);
+  });
+
+  it('draws each pair at random: consecutive calls do not get neighbouring ports, nor a pair just released', async () => {
+    const min = BASE + 820;
+    const pool = new PortPool({ host: HOST, minPort: min, maxPort: min + 179 });
+    expect(pool.capacity).toBe(90);
+    const ports: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const pair = await pool.allocate();
+      ports.push(pair.rtpPort);
+      await pair.release();
+    }
+    // In order, every one of the 99 steps would be +2. At random from ~45 usable pairs, a step is
+    // +2 with probability at most about 1/45: 2.2 expected at most, more than 12 about once in a million runs.
+    const sequential = ports.slice(1).filter((p, i) => p === ports[i]! + 2).length;
+    expect(sequential).toBeLessThanOrEqual(12);
+    expect(new Set(ports).size).toBeGreaterThan(40);
+    // A released pair waits while 45 others are free: no port comes back within 45 calls.
+    for (let i = 0; i < ports.length; i++) expect(ports.slice(i + 1, i + 46)).not.toContain(ports[i]);
     expect(pool.inUse).toBe(0);
   });
 

@@ -98,12 +98,12 @@ describe('RtpSession two-way audio over loopback', () => {
     expect(Math.abs(dominantFrequency(pcm) - 440)).toBeLessThan(15);
   });
 
-  it('once the latch window is over, takes the audio in C (native module), with every packet, loss, DTMF and frame as before', async () => {
+  it('once the source is locked, takes the audio in C (native module), with every packet, loss, DTMF and frame as before', async () => {
     open = await openPair(pcmu);
     const { session, peer, frames } = open;
     const digits: string[] = [];
     session.on('dtmf', (d: { digit: string }) => digits.push(d.digit));
-    // 4 s of tone, two packets lost and one pair swapped after the 3 s window; a key press after it.
+    // 4 s of tone, two packets lost and one pair swapped well after the lock; a key press after it.
     await peer.sendPcm(sine(440, 4000), { codec: pcmu, drop: new Set([170, 180]), swapWithNext: new Set([175]) });
     expect(session.stats().inboundNative).toBe(RTP_NATIVE);
     await peer.sendDtmf('7');
@@ -190,7 +190,9 @@ describe('RtpSession two-way audio over loopback', () => {
       stranger.close();
     }
     expect(latched).toEqual([{ address: HOST, port: peer.rtpPort }]);
-    expect(session.stats().droppedByFilter).toBe(20);
+    // The peer's first packet made the lock final, and the socket is then connected to it: the
+    // kernel drops the stranger's datagrams before the filter sees them (any it saw, it dropped).
+    expect(session.stats().droppedByFilter).toBeLessThanOrEqual(20);
     const span = voicedSpan(frames)!;
     const pcm = concatPcm(frames.slice(span[0] + 2, span[1] - 1).map((f) => f.frame.samples));
     expect(Math.abs(dominantFrequency(pcm) - 440)).toBeLessThan(15);

@@ -41,6 +41,11 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.
   status?: number;
   /** Body content type other than JSON (the Twilio webhook is form-encoded). */
   consumes?: string;
+  /**
+   * Runs once the request is authenticated, before its body is read or anything is validated:
+   * what must count every request (a rate limit) goes here, so invalid ones count too.
+   */
+  onRequest?(request: FastifyRequest, reply: FastifyReply): Promise<void> | void;
   handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<unknown> | unknown;
 }
 
@@ -101,6 +106,8 @@ export class Api {
       method: def.method,
       url: this.prefix + def.url,
       config: { errorStyle: def.errorStyle ?? 'default', auth },
+      // Route hooks run after the app's own onRequest hooks (authentication).
+      ...(def.onRequest ? { onRequest: async (request: FastifyRequest, reply: FastifyReply) => def.onRequest!(request, reply) } : {}),
       handler: async (request, reply) => {
         // Params before body: a bad id is a 404-style problem the body cannot fix.
         const params = def.params ? parseWith(def.params, request.params) : (request.params as z.output<P>);

@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Store } from '../store/index.ts';
-import type { SecretBox } from '../store/secrets.ts';
+import { isMasked, MASK, maskSecret, type SecretBox } from '../store/secrets.ts';
 import { addError, throwIfErrors, zodErrors } from '../api/validation.ts';
 import { MAX_LISTED_ERRORS, ValidationError } from '../util/errors.ts';
 import { iso } from '../store/json.ts';
@@ -18,13 +18,10 @@ export interface AssistantDeps {
   secrets: SecretBox;
 }
 
-/** How a sealed calendar key is shown: never the secret, but enough to recognise it. */
-const MASK = '********';
-
+/** How a sealed calendar key is shown (maskSecret): never the secret, but enough to recognise it. */
 function maskKey(deps: AssistantDeps, sealed: string): string {
   try {
-    const plain = deps.secrets.open(sealed);
-    return plain.length >= 12 ? MASK + plain.slice(-4) : MASK;
+    return maskSecret(deps.secrets.open(sealed));
   } catch {
     return MASK;
   }
@@ -45,7 +42,7 @@ function sealTools(deps: AssistantDeps, tools: StoredTool[], previous: readonly 
   return tools.map((t) => {
     if (t.type !== 'calendar_booking') return t;
     const given = t.data.calendar_api_key;
-    if (given.startsWith(MASK)) {
+    if (isMasked(given)) {
       const match = previous.find((p) => p.type === 'calendar_booking' && maskKey(deps, p.data.calendar_api_key) === given);
       if (match?.type === 'calendar_booking') return { ...t, data: { ...t.data, calendar_api_key: match.data.calendar_api_key } };
     }

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimiter } from './rate-limit.ts';
+import { setRateHeaders, type RateLimiter } from './rate-limit.ts';
 import type { Clock } from '../util/clock.ts';
 
 export interface AuthDeps {
@@ -37,11 +37,8 @@ export function authHook(deps: AuthDeps) {
     if (accountId === undefined) return unauthorized(reply, 'Invalid API key.');
     request.accountId = accountId;
     const decision = deps.limiter.hit(`key:${key}`, deps.clock.now());
-    void reply.header('X-RateLimit-Limit', decision.limit);
-    void reply.header('X-RateLimit-Remaining', decision.remaining);
-    void reply.header('X-RateLimit-Reset', Math.ceil(decision.resetAtMs / 1000));
+    setRateHeaders(reply, decision);
     if (!decision.allowed) {
-      void reply.header('Retry-After', decision.retryAfterSec);
       return reply.code(429).send({ message: 'Too many requests.', retry_after: decision.retryAfterSec });
     }
   };

@@ -1,3 +1,5 @@
+import type { FastifyReply } from 'fastify';
+
 /**
  * Sliding-window rate limits. Every window must admit a request for it to pass; a refused request
  * is not counted. Behind an interface so a Redis-backed limiter can serve several nodes.
@@ -21,16 +23,40 @@ export interface RateLimiter {
   hit(key: string, nowMs: number): RateDecision;
 }
 
+/** Keys one limiter remembers at most; past it the least recently seen key is forgotten. */
+export const DEFAULT_MAX_KEYS = 50_000;
+
+/**
+ * In memory, on the caller's clock (no timer of its own). Memory is bounded: a key with no hit
+ * in the longest window is swept (a sweep runs at most once per longest window, on a hit), and
+ * past `maxKeys` the least recently seen key goes, so a flood of distinct client addresses
+ * cannot grow the map without end. Each key holds at most the largest window's limit of times.
+ */
 export class MemoryRateLimiter implements RateLimiter {
+  /** In order of the last hit: the first key is the least recently seen. */
   private readonly hits = new Map<string, number[]>();
   private readonly longestMs: number;
+  private nextSweepAtMs = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly windows: readonly RateWindow[]) {
+  constructor(
+    private readonly windows: readonly RateWindow[],
+    private readonly maxKeys = DEFAULT_MAX_KEYS,
+  ) {
     if (windows.length === 0) throw new Error('at least one window');
+    if (!(maxKeys >= 1)) throw new Error('maxKeys must be at least 1');
     this.longestMs = Math.max(...windows.map((w) => w.windowMs));
   }
 
+  /** Keys remembered now. */
+  get size(): number {
+    return this.hits.size;
+  }
+
   hit(key: string, nowMs: number): RateDecision {
+    if (nowMs >= this.nextSweepAtMs) {
+      this.sweep(nowMs);
+      this.nextSweepAtMs = nowMs + this.longestMs;
+    }
     const times = (this.hits.get(key) ?? []).filter((t) => t > nowMs - this.longestMs);
     let allowed = true;
     let retryAtMs = nowMs;
@@ -49,8 +75,13 @@ export class MemoryRateLimiter implements RateLimiter {
       if (!tightest || remaining < tightest.remaining) tightest = { limit: w.limit, remaining, resetAtMs };
     }
     if (allowed) times.push(nowMs);
-    if (times.length === 0) this.hits.delete(key);
-    else this.hits.set(key, times);
+    // Re-inserted at the back: the map stays in order of the last hit, refused ones included,
+    // so a client that keeps knocking is the last to be forgotten.
+    this.hits.delete(key);
+    if (times.length > 0) {
+      this.hits.set(key, times);
+      if (this.hits.size > this.maxKeys) this.hits.delete(this.hits.keys().next().value!);
+    }
     const t = tightest!;
     return {
       allowed,
@@ -61,12 +92,20 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
-  /** Drops keys with no recent hits; call periodically to bound memory. */
+  /** Drops keys with no hit in the longest window (hit() does this itself once per window). */
   sweep(nowMs: number): void {
     for (const [key, times] of this.hits) {
       if ((times.at(-1) ?? 0) <= nowMs - this.longestMs) this.hits.delete(key);
     }
   }
+}
+
+/** The spec's rate-limit headers for a decision, and Retry-After when it refuses. */
+export function setRateHeaders(reply: FastifyReply, decision: RateDecision): void {
+  void reply.header('X-RateLimit-Limit', decision.limit);
+  void reply.header('X-RateLimit-Remaining', decision.remaining);
+  void reply.header('X-RateLimit-Reset', Math.ceil(decision.resetAtMs / 1000));
+  if (!decision.allowed) void reply.header('Retry-After', decision.retryAfterSec);
 }
 
 /** The spec's general API limits: 100 per minute and 20 per 10 seconds, per key. */

@@ -41,6 +41,11 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.
   status?: number;
   /** Body content type other than JSON (the Twilio webhook is form-encoded). */
   consumes?: string;
+  /**
+   * Runs once the request is authenticated, before its body is read or anything is validated:
+   * what must count every request (a rate limit) goes here, so invalid ones count too.
+   */
+  onRequest?(request: FastifyRequest, reply: FastifyReply): Promise<void> | void;
   handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<unknown> | unknown;
 }
 
@@ -101,6 +106,8 @@ export class Api {
       method: def.method,
       url: this.prefix + def.url,
       config: { errorStyle: def.errorStyle ?? 'default', auth },
+      // Route hooks run after the app's own onRequest hooks (authentication).
+      ...(def.onRequest ? { onRequest: async (request: FastifyRequest, reply: FastifyReply) => def.onRequest!(request, reply) } : {}),
       handler: async (request, reply) => {
         // Params before body: a bad id is a 404-style problem the body cannot fix.
         const params = def.params ? parseWith(def.params, request.params) : (request.params as z.output<P>);
@@ -122,5 +129,22 @@ function mediaType(request: FastifyRequest): string {
   return String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-/** A numeric path id; anything else is not a resource this account has. */
-export const idParams = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+/** Ids as URLs spell them: decimal, no sign, no leading zero, within MAX_SAFE_INTEGER (16 digits at most). */
+const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * What a path id becomes when it is not canonical (`0x1`, `1e0`, `01`, `+1`, `1.0`, `abc`): an id
+ * no row has (ids start at 1; catalog ids too). Such a URL names nothing, so it answers exactly
+ * like a missing id, by the route's own rule: the same 404 and body, the signed webhooks' 403,
+ * whatever the route does for an id that does not exist. Number() alone would read all of the
+ * above as 1.
+ */
+export const NO_SUCH_ID = 0;
+
+/** A path id parameter; every route with a numeric id in its path uses this. */
+export const pathId = z
+  .string()
+  .transform((s) => (CANONICAL_ID.test(s) && Number(s) <= Number.MAX_SAFE_INTEGER ? Number(s) : NO_SUCH_ID))
+  .meta({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Decimal id; any other spelling names nothing (404).' });
+
+export const idParams = z.object({ id: pathId });

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationError } from '../util/errors.ts';
+import { MAX_LISTED_ERRORS, ValidationError } from '../util/errors.ts';
 
 type Issue = z.core.$ZodIssue;
 
@@ -11,6 +11,9 @@ function fieldName(path: readonly PropertyKey[]): string {
 function human(field: string): string {
   return field.replace(/_/g, ' ');
 }
+
+/** How many unknown keys one message names; a body may carry thousands. */
+const MAX_KEYS_NAMED = 10;
 
 /** One readable sentence per zod issue, in the style of the spec's `{message, errors}` bodies. */
 export function issueMessage(issue: Issue, field: string): string {
@@ -31,8 +34,11 @@ export function issueMessage(issue: Issue, field: string): string {
     }
     case 'invalid_value':
       return `The selected ${f} is invalid (allowed: ${issue.values.map((v) => String(v)).join(', ')}).`;
-    case 'unrecognized_keys':
-      return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}.`;
+    case 'unrecognized_keys': {
+      const shown = issue.keys.slice(0, MAX_KEYS_NAMED).map((k) => (k.length > 64 ? `${k.slice(0, 63)}…` : k));
+      const rest = issue.keys.length - shown.length;
+      return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}.`;
+    }
     case 'invalid_format':
       // A schema's own message (e.g. on .regex()) says more than the generic one.
       if (!issue.message.startsWith('Invalid')) return issue.message;
@@ -48,25 +54,38 @@ function article(expected: string): string {
   return `a ${expected}`;
 }
 
-export function zodErrors(error: z.ZodError): Record<string, string[]> {
+/**
+ * The first issues as field errors, and how many more there were: a 422 lists only the first
+ * MAX_LISTED_ERRORS (ValidationError), so no message is written for the thousands after them.
+ */
+export function zodErrors(error: z.ZodError): { errors: Record<string, string[]>; unlisted: number } {
   const errors: Record<string, string[]> = {};
-  for (const issue of error.issues) {
+  const issues = error.issues;
+  const listed = Math.min(issues.length, MAX_LISTED_ERRORS);
+  for (let i = 0; i < listed; i++) {
+    const issue = issues[i]!;
     const field = fieldName(issue.path);
-    (errors[field] ??= []).push(issueMessage(issue, field));
+    addError(errors, field, issueMessage(issue, field));
   }
-  return errors;
+  return { errors, unlisted: issues.length - listed };
 }
 
 /** Parses with a zod schema, throwing the engine's ValidationError (422) on failure. */
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const res = schema.safeParse(input, { reportInput: true });
-  if (!res.success) throw new ValidationError(zodErrors(res.error));
+  if (!res.success) {
+    const { errors, unlisted } = zodErrors(res.error);
+    throw new ValidationError(errors, undefined, unlisted);
+  }
   return res.data;
 }
 
 /** Adds one field error to an accumulator; rules that zod cannot express use this. */
 export function addError(errors: Record<string, string[]>, field: string, message: string): void {
-  (errors[field] ??= []).push(message);
+  // Own properties only: a field named `constructor` must not find Object's, nor `__proto__` set one.
+  if (Object.hasOwn(errors, field)) errors[field]!.push(message);
+  else if (field === '__proto__') Object.defineProperty(errors, field, { value: [message], enumerable: true, writable: true, configurable: true });
+  else errors[field] = [message];
 }
 
 export function throwIfErrors(errors: Record<string, string[]>): void {

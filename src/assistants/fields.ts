@@ -127,7 +127,7 @@ function optionalNullable<S extends Record<string, z.ZodType>>(shape: S): Option
 
 /**
  * POST body, and the merged result of a PUT (re-validated whole). Loose: unknown keys are
- * reported by `unknownFieldErrors` (service.ts) alongside every other error, which a zod
+ * reported by `unknownFields` (service.ts) alongside every other error, which a zod
  * refinement cannot promise (it is skipped once some field aborts).
  */
 export const createSchema = z.looseObject({ ...REQUIRED, ...optional(DEFAULTED), ...optionalNullable(NULLABLE) });
@@ -135,14 +135,10 @@ export const createSchema = z.looseObject({ ...REQUIRED, ...optional(DEFAULTED),
 /** PUT body: any subset of the fields; read-only record fields are accepted and dropped. */
 export const updateSchema = z.looseObject({ ...optional(REQUIRED), ...optional(DEFAULTED), ...optionalNullable(NULLABLE) });
 
-/** One 422 entry per field the schema does not know, so a typo never silently does nothing. */
-export function unknownFieldErrors(value: unknown, allowed: readonly string[]): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return errors;
-  for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) errors[key] = [`The ${key} field is not a known assistant field.`];
-  }
-  return errors;
+/** The keys of a body the schema does not know (each becomes a 422 entry: a typo never silently does nothing). */
+export function unknownFields(value: unknown, allowed: ReadonlySet<string>): string[] {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.keys(value).filter((key) => !allowed.has(key));
 }
 
 export type CreateInput = z.output<typeof createSchema>;

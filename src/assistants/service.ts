@@ -1,12 +1,12 @@
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Store } from '../store/index.ts';
-import type { SecretBox } from '../store/secrets.ts';
-import { throwIfErrors, zodErrors } from '../api/validation.ts';
-import { ValidationError } from '../util/errors.ts';
+import { isMasked, MASK, maskSecret, type SecretBox } from '../store/secrets.ts';
+import { addError, throwIfErrors, zodErrors } from '../api/validation.ts';
+import { MAX_LISTED_ERRORS, ValidationError } from '../util/errors.ts';
 import { iso } from '../store/json.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import { DEFAULTS, type AssistantConfig } from './config.ts';
-import { createSchema, FIELD_NAMES, NULLABLE, READ_ONLY, unknownFieldErrors, updateSchema, type CreateInput } from './fields.ts';
+import { createSchema, FIELD_NAMES, NULLABLE, READ_ONLY, unknownFields, updateSchema, type CreateInput } from './fields.ts';
 import type { z } from 'zod';
 import { catalogRules } from './rules.ts';
 import { ownershipRules } from './ownership.ts';
@@ -22,13 +22,10 @@ export interface AssistantDeps {
   outbound?: OutboundPolicy;
 }
 
-/** How a sealed calendar key is shown: never the secret, but enough to recognise it. */
-const MASK = '********';
-
+/** How a sealed calendar key is shown (maskSecret): never the secret, but enough to recognise it. */
 function maskKey(deps: AssistantDeps, sealed: string): string {
   try {
-    const plain = deps.secrets.open(sealed);
-    return plain.length >= 12 ? MASK + plain.slice(-4) : MASK;
+    return maskSecret(deps.secrets.open(sealed));
   } catch {
     return MASK;
   }
@@ -49,7 +46,7 @@ function sealTools(deps: AssistantDeps, tools: StoredTool[], previous: readonly 
   return tools.map((t) => {
     if (t.type !== 'calendar_booking') return t;
     const given = t.data.calendar_api_key;
-    if (given.startsWith(MASK)) {
+    if (isMasked(given)) {
       const match = previous.find((p) => p.type === 'calendar_booking' && maskKey(deps, p.data.calendar_api_key) === given);
       if (match?.type === 'calendar_booking') return { ...t, data: { ...t.data, calendar_api_key: match.data.calendar_api_key } };
     }
@@ -57,15 +54,33 @@ function sealTools(deps: AssistantDeps, tools: StoredTool[], previous: readonly 
   });
 }
 
+const CREATE_FIELDS: ReadonlySet<string> = new Set(FIELD_NAMES);
+const UPDATE_FIELDS: ReadonlySet<string> = new Set([...FIELD_NAMES, ...READ_ONLY]);
+
 /**
  * Parses a body, reporting shape errors and unknown fields together. `reportInput` lets the
  * messages tell "missing" from "wrong type".
  */
-function parseBody<S extends z.ZodType>(schema: S, allowed: readonly string[], input: unknown): z.output<S> {
-  const res = schema.safeParse(input, { reportInput: true });
-  const errors = { ...unknownFieldErrors(input, allowed), ...(res.success ? {} : zodErrors(res.error)) };
-  if (!res.success || Object.keys(errors).length > 0) throw new ValidationError(errors);
+function parseBody<S extends z.ZodType>(schema: S, allowed: ReadonlySet<string>, input: unknown): z.output<S> {
+  const unknown = unknownFields(input, allowed);
+  // zod sees only the known fields: it reports nothing about the others, and 80,000 of them
+  // would cost it as much as the rest of the request.
+  const known = unknown.length > 0 ? knownOnly(input as Record<string, unknown>, allowed) : input;
+  const res = schema.safeParse(known, { reportInput: true });
+  // Known fields' errors first: when a 422 lists only the first errors, those say the most.
+  const { errors, unlisted } = res.success ? { errors: {}, unlisted: 0 } : zodErrors(res.error);
+  for (const key of unknown.slice(0, MAX_LISTED_ERRORS)) addError(errors, key, `The ${key} field is not a known assistant field.`);
+  if (!res.success || unknown.length > 0) {
+    throw new ValidationError(errors, undefined, unlisted + Math.max(0, unknown.length - MAX_LISTED_ERRORS));
+  }
   return res.data;
+}
+
+/** A copy with the allowed fields only: a walk over the few allowed names, not the many given. */
+function knownOnly(input: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of allowed) if (Object.hasOwn(input, k)) out[k] = input[k];
+  return out;
 }
 
 /** Validates a complete candidate (create body or merged update) and applies defaults. */
@@ -76,7 +91,7 @@ async function validate(
   previousTools: readonly StoredTool[],
   selfId?: number,
 ): Promise<AssistantConfig> {
-  const input: CreateInput = parseBody(createSchema, FIELD_NAMES, candidate);
+  const input: CreateInput = parseBody(createSchema, CREATE_FIELDS, candidate);
   const errors: Record<string, string[]> = {};
   const derived = catalogRules(input, deps.catalog, accountId, errors);
   urlTargetRules(input, deps.outbound ?? defaultOutbound().policy, errors);
@@ -108,7 +123,7 @@ export async function validateUpdate(
   stored: AssistantRecord,
   body: unknown,
 ): Promise<AssistantConfig> {
-  const patch = { ...(parseBody(updateSchema, [...FIELD_NAMES, ...READ_ONLY], body) as Record<string, unknown>) };
+  const patch = { ...(parseBody(updateSchema, UPDATE_FIELDS, body) as Record<string, unknown>) };
   for (const k of READ_ONLY) delete patch[k];
   for (const [k, v] of Object.entries(patch)) if (v === undefined) delete patch[k];
 

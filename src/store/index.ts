@@ -20,7 +20,7 @@ import { AssistantsRepo } from './repos/assistants.ts';
 
 /**
  * Every repository, built once per store. A PostgreSQL backend would provide the same shapes.
- * `secrets` seals SIP passwords and provider tokens; it defaults to the data directory's key so
+ * `secrets` seals SIP passwords, provider tokens and custom tool headers; it defaults to the data directory's key so
  * the CLI and the engine read each other's secrets. Pass the context's SecretBox when building one.
  */
 export function createRepos(store: Store, clock: Clock, secrets: SecretBox = SecretBox.forDataDir(store.dataDir)) {
@@ -33,7 +33,7 @@ export function createRepos(store: Store, clock: Clock, secrets: SecretBox = Sec
     outbox: new OutboxRepo(store, clock),
     folders: new FoldersRepo(store, clock),
     labels: new LabelsRepo(store, clock),
-    tools: new ToolsRepo(store, clock),
+    tools: new ToolsRepo(store, clock, secrets),
     knowledgeBases: new KnowledgeBasesRepo(store, clock),
     phoneNumbers: new PhoneNumbersRepo(store, clock),
     sipTrunks: new SipTrunksRepo(store, clock, secrets),

@@ -38,3 +38,16 @@ export class SecretBox {
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
   }
 }
+
+/** How a secret is shown to clients: never the secret, but enough to recognise it. */
+export const MASK = '********';
+
+/** The mask of a secret: MASK plus its last 4 characters when it has 12 or more, else MASK alone. */
+export function maskSecret(plain: string): string {
+  return plain.length >= 12 ? MASK + plain.slice(-4) : MASK;
+}
+
+/** A value a client sent back as it read it (masked), not a new secret. */
+export function isMasked(value: string): boolean {
+  return value.startsWith(MASK);
+}

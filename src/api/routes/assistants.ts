@@ -9,6 +9,16 @@ import { outboundOf } from '../../net/outbound/index.ts';
 const tags = ['Assistants'];
 const disableWebhookBody = z.object({ assistant_id: z.int().positive().max(Number.MAX_SAFE_INTEGER) });
 
+/**
+ * The assistant bodies are documented by these schemas but validated in the handlers, from the
+ * raw body (validateCreate / validateUpdate), so shape errors, unknown fields and cross-field
+ * rules come back in one answer. What the route itself parses never fails, and in strip mode
+ * reads only the known fields: a body of 80,000 unknown keys is not walked here.
+ */
+function documented<S extends z.ZodObject>(schema: S) {
+  return z.object(schema.shape).catch((ctx) => ctx.input as z.output<typeof schema>);
+}
+
 /** Assistant CRUD and the inbound-webhook switch. Another account's assistant is a plain 404. */
 export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
   const deps: AssistantDeps = { catalog: ctx.catalog, store: ctx.store, secrets: ctx.secrets, outbound: outboundOf(ctx).policy };
@@ -20,12 +30,10 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistant',
     summary: 'Create an assistant',
     tags,
-    // Documented as createSchema; validated in the handler so shape errors, unknown fields and
-    // cross-field rules come back in one answer.
-    body: createSchema.catch((ctx) => ctx.input as z.output<typeof createSchema>),
+    body: documented(createSchema),
     status: 201,
-    handler: async ({ body, accountId }) => {
-      const config = await validateCreate(deps, accountId, body);
+    handler: async ({ request, accountId }) => {
+      const config = await validateCreate(deps, accountId, request.body ?? {});
       const a = await repo.create(accountId, config);
       return { message: 'Assistant created successfully.', data: { id: a.id, name: a.name, status: a.status, type: a.type, mode: a.mode } };
     },
@@ -58,10 +66,10 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     summary: 'Update an assistant: sent fields are merged onto the stored ones, the result is validated whole',
     tags,
     params: idParams,
-    // Documented as updateSchema, but validated in the handler: another account's id must answer
-    // 404 whatever the body holds, so existence is checked first.
-    body: updateSchema.catch((ctx) => ctx.input as z.output<typeof updateSchema>),
-    handler: async ({ params, body, accountId }) => {
+    // Another account's id must answer 404 whatever the body holds: existence is checked first.
+    body: documented(updateSchema),
+    handler: async ({ params, request, accountId }) => {
+      const body = request.body ?? {};
       const stored = await repo.get(accountId, params.id);
       if (!stored) throw notFound();
       const config = await validateUpdate(deps, accountId, stored, body);

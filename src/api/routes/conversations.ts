@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { chatServices } from '../../chat/services.ts';
-import { API_WINDOWS, MemoryRateLimiter } from '../rate-limit.ts';
+import { API_WINDOWS, MemoryRateLimiter, setRateHeaders } from '../rate-limit.ts';
 import { AppError } from '../../util/errors.ts';
 
 const uuidParams = z.object({ uuid: z.string().min(1).max(64) });
@@ -18,10 +18,13 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
   const chat = () => chatServices(ctx).conversations;
   // Keyed requests are limited per key by the auth hook; keyless widget traffic gets the same
   // limits per client address, or one visitor could spend an account's balance unchecked.
+  // Counted before the body is read or validated: refusing only valid requests would leave a
+  // flood of invalid ones free.
   const anonymous = new MemoryRateLimiter(API_WINDOWS);
-  const limit = (request: FastifyRequest, accountId: number) => {
-    if (accountId !== 0) return;
+  const limit = (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.accountId !== 0) return;
     const d = anonymous.hit(`ip:${request.ip}`, ctx.clock.now());
+    setRateHeaders(reply, d);
     if (!d.allowed) {
       throw new AppError('Too many requests.', 429, 'RATE_LIMITED', true, { message: 'Too many requests.', retry_after: d.retryAfterSec });
     }
@@ -39,10 +42,8 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
       type: z.enum(['widget', 'test']).default('widget'),
       variables,
     }),
-    handler: ({ body, accountId, request }) => {
-      limit(request, accountId);
-      return chat().create(accountId, body.assistant_id, body.type, body.variables);
-    },
+    onRequest: limit,
+    handler: ({ body, accountId }) => chat().create(accountId, body.assistant_id, body.type, body.variables),
   });
 
   api.route({
@@ -53,10 +54,8 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     auth: 'optional',
     errorStyle: 'status',
     params: uuidParams,
-    handler: ({ params, accountId, request }) => {
-      limit(request, accountId);
-      return chat().view(accountId, params.uuid);
-    },
+    onRequest: limit,
+    handler: ({ params, accountId }) => chat().view(accountId, params.uuid),
   });
 
   api.route({
@@ -68,10 +67,8 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     errorStyle: 'status',
     params: uuidParams,
     body: z.object({ message: z.string().trim().min(1).max(2000) }),
-    handler: ({ params, body, accountId, request }) => {
-      limit(request, accountId);
-      return chat().sendMessage(accountId, params.uuid, body.message);
-    },
+    onRequest: limit,
+    handler: ({ params, body, accountId }) => chat().sendMessage(accountId, params.uuid, body.message),
   });
 
   for (const [action, enabled] of [['disable-ai', false], ['enable-ai', true]] as const) {

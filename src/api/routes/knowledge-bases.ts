@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idParams, type Api } from '../route.ts';
+import { idParams, pathId, type Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
 import type { KbDocumentInfo, KnowledgeBase } from '../../store/repos/knowledge-bases.ts';
 import { iso } from '../../store/json.ts';
@@ -17,7 +17,7 @@ const createBody = z.object({
   description: z.string().max(1000).nullish(),
 });
 
-const documentParams = z.object({ id: idParams.shape.id, document_id: idParams.shape.id });
+const documentParams = z.object({ id: pathId, document_id: pathId });
 
 const documentBody = z.object({
   title: z.string().trim().min(1).max(255),

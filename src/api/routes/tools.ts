@@ -7,6 +7,7 @@ import { iso } from '../../store/json.ts';
 import { isLoopbackHost } from '../../util/ip.ts';
 import { NotFoundError } from '../../util/errors.ts';
 import { defaultOutbound, outboundOf, type OutboundPolicy } from '../../net/outbound/index.ts';
+import { isMasked, maskSecret } from '../../store/secrets.ts';
 
 /**
  * Custom mid-call tools. The endpoint must be HTTPS; plain http is accepted only for loopback
@@ -17,6 +18,22 @@ import { defaultOutbound, outboundOf, type OutboundPolicy } from '../../net/outb
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const MAX_SCHEMA_BYTES = 64 * 1024;
+const MAX_HEADERS = 50;
+
+/**
+ * A record of at most `max` entries, counted before any entry is checked: 80,000 bad headers
+ * cost one refusal, not 80,000 issues. Documented as the record it pipes into.
+ */
+function boundedRecord<K extends z.ZodType<string, string>, V extends z.ZodType>(field: string, max: number, key: K, value: V) {
+  const record = z.record(key, value);
+  const { $schema: _, ...doc } = z.toJSONSchema(record, { io: 'input' }) as Record<string, unknown>;
+  return z
+    .custom<Record<string, unknown>>((v) => !(v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > max), {
+      message: `The ${field} field must not have more than ${max} entries.`,
+    })
+    .meta({ ...doc, maxProperties: max })
+    .pipe(record);
+}
 
 const fields = {
   // OpenAI-style function names (what the model is told to call). A refine, not a regex, so the
@@ -30,7 +47,7 @@ const fields = {
   parameters: z.record(z.string(), z.unknown()),
   endpoint: z.string().min(1).max(2048),
   method: z.enum(METHODS),
-  headers: z.record(z.string().min(1).max(256), z.string().max(8192)),
+  headers: boundedRecord('headers', MAX_HEADERS, z.string().min(1).max(256), z.string().max(8192)),
   timeout_ms: z.number().int().min(100).max(30_000),
 };
 
@@ -92,8 +109,28 @@ export function parametersProblems(schema: Record<string, unknown>): string[] {
   return problems;
 }
 
-function validate(input: ToolInput, policy: OutboundPolicy): void {
-  const errors: Record<string, string[]> = {};
+/**
+ * Headers as a client sent them, with the secrets they stand for: a value sent back masked as it
+ * was read (a GET echoed in a PUT) keeps the stored value of the same header (names compared
+ * without case, as HTTP does). A masked value that stands for nothing is refused, never stored:
+ * it would be sent to the endpoint as the mask.
+ */
+function unmaskHeaders(given: Record<string, string>, stored: Record<string, string>, errors: Record<string, string[]>): Record<string, string> {
+  const byName = new Map(Object.entries(stored).map(([k, v]) => [k.toLowerCase(), v]));
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (!isMasked(value)) {
+      out[name] = value;
+      continue;
+    }
+    const previous = byName.get(name.toLowerCase());
+    if (previous !== undefined && maskSecret(previous) === value) out[name] = previous;
+    else addError(errors, `headers.${name}`, `The ${name} header holds a masked value that matches no stored header; send the real value.`);
+  }
+  return out;
+}
+
+function validate(input: ToolInput, policy: OutboundPolicy, errors: Record<string, string[]> = {}): void {
   const endpoint = endpointProblem(input.endpoint, policy);
   if (endpoint) addError(errors, 'endpoint', endpoint);
   for (const p of parametersProblems(input.parameters)) addError(errors, 'parameters', p);
@@ -108,7 +145,7 @@ export function presentTool(t: Tool) {
     parameters: t.parameters,
     endpoint: t.endpoint,
     method: t.method,
-    headers: t.headers,
+    headers: Object.fromEntries(Object.entries(t.headers).map(([k, v]) => [k, maskSecret(v)])),
     timeout_ms: t.timeoutMs,
     created_at: iso(t.createdAt),
     updated_at: iso(t.updatedAt),
@@ -131,10 +168,12 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
         parameters: body.parameters,
         endpoint: body.endpoint,
         method: body.method as ToolMethod,
-        headers: body.headers,
+        headers: {},
         timeoutMs: body.timeout_ms,
       };
-      validate(input, outboundOf(ctx).policy);
+      const errors: Record<string, string[]> = {};
+      input.headers = unmaskHeaders(body.headers, {}, errors);
+      validate(input, outboundOf(ctx).policy, errors);
       return { message: 'Tool created successfully', data: presentTool(await ctx.repos.tools.create(accountId, input)) };
     },
   });
@@ -175,10 +214,12 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
         parameters: body.parameters ?? tool.parameters,
         endpoint: body.endpoint ?? tool.endpoint,
         method: (body.method as ToolMethod | undefined) ?? tool.method,
-        headers: body.headers ?? tool.headers,
+        headers: tool.headers,
         timeoutMs: body.timeout_ms ?? tool.timeoutMs,
       };
-      validate(input, outboundOf(ctx).policy);
+      const errors: Record<string, string[]> = {};
+      if (body.headers) input.headers = unmaskHeaders(body.headers, tool.headers, errors);
+      validate(input, outboundOf(ctx).policy, errors);
       const updated = await ctx.repos.tools.update(accountId, params.id, input);
       if (!updated) throw new NotFoundError('Tool');
       return { message: 'Tool updated successfully', data: presentTool(updated) };

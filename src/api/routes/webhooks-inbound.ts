@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Api } from '../route.ts';
+import { pathId, type Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
 import type { FastifyRequest } from 'fastify';
 import { chatServices } from '../../chat/services.ts';
@@ -8,7 +8,7 @@ import type { WhatsappSender } from '../../store/repos/whatsapp-senders.ts';
 import { AppError } from '../../util/errors.ts';
 
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
-const senderParams = z.object({ sender_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+const senderParams = z.object({ sender_id: pathId });
 const form = z.record(z.string(), z.string());
 
 /**

@@ -186,8 +186,8 @@ describe('update', () => {
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ message: expect.any(String) });
   });
-  it('422 for a non-numeric id', async () => {
-    expect((await t.call(a.key, 'PUT', '/user/assistant/abc', { name: 'x' })).status).toBe(422);
+  it('404 for a non-numeric id, like a missing one', async () => {
+    expect((await t.call(a.key, 'PUT', '/user/assistant/abc', { name: 'x' })).status).toBe(404);
   });
 });
 

@@ -37,7 +37,7 @@ describe.each(['folders', 'labels'])('/user/%s', (group) => {
     expect(del.body).toEqual({ message: expect.stringMatching(/not found/) });
     expect((await t.req(t.a.key, 'GET', url)).body).toHaveLength(1);
     expect((await t.req(t.a.key, 'DELETE', `${url}/99999`)).status).toBe(404);
-    expect((await t.req(t.a.key, 'DELETE', `${url}/abc`)).status).toBe(422);
+    expect((await t.req(t.a.key, 'DELETE', `${url}/abc`)).status).toBe(404);
   });
 
   it('requires a key', async () => {

@@ -3,7 +3,8 @@ import { assistantBody, harness, trunkBody, type Harness } from './harness.ts';
 import { InMemoryTrunkRegistry } from '../../../src/sip/trunk-registry.ts';
 
 /**
- * Secrets are write-only: the SIP password, WhatsApp auth tokens, calendar API keys and API keys
+ * Secrets are write-only: the SIP password, WhatsApp auth tokens, calendar API keys, custom tool
+ * headers and API keys
  * appear in no answer of any GET or list route, and in no log line (the whole engine log is
  * captured at trace level, request logging included), on success and on failure paths.
  */
@@ -12,6 +13,7 @@ const SIP_PASSWORD = 'sip-Pa55word-7f3a9c';
 const AUTH_TOKEN = 'wa-auth-token-91b2e77d';
 const NEW_AUTH_TOKEN = 'wa-auth-token-rotated-55c1';
 const CALENDAR_KEY = 'cal_live_key_0d9e8f7a6b5c';
+const TOOL_TOKEN = 'tool_bearer_3c2b1a0f9e8d';
 
 let h: Harness;
 let key: string;
@@ -48,6 +50,16 @@ describe('secrets never leave the engine', () => {
     expect(sender.status).toBe(201);
     expect((await call('PUT', `/user/whatsapp/senders/${sender.body.data.id}`, { auth_token: NEW_AUTH_TOKEN })).status).toBe(200);
 
+    const custom = await call('POST', '/user/tools', {
+      name: 'lookup',
+      description: 'Looks up an order',
+      parameters: { type: 'object', properties: {} },
+      endpoint: 'https://tools.example.com/lookup',
+      headers: { Authorization: `Bearer ${TOOL_TOKEN}` },
+    });
+    expect(custom.status).toBe(201);
+    expect((await call('PUT', `/user/tools/${custom.body.data.id}`, { headers: custom.body.data.headers })).status).toBe(200);
+
     const tool = { type: 'calendar_booking', calendar_api_key: CALENDAR_KEY, calendar_event_slug: 'demo' };
     const assistant = await call('POST', '/user/assistant', assistantBody({ tools: [tool] }));
     expect(assistant.status).toBe(201);
@@ -66,6 +78,8 @@ describe('secrets never leave the engine', () => {
       `/user/whatsapp/senders/${sender.body.data.id}`,
       '/user/assistants',
       `/user/assistant/${id}`,
+      '/user/tools',
+      `/user/tools/${custom.body.data.id}`,
     ]) {
       expect((await call('GET', url)).status, url).toBe(200);
     }
@@ -73,7 +87,7 @@ describe('secrets never leave the engine', () => {
     const everything = answers.join('\n');
     const log = h.logs.join('');
     expect(log).toContain('"reqId"'); // request logging was captured
-    for (const secret of [SIP_PASSWORD, AUTH_TOKEN, NEW_AUTH_TOKEN, CALENDAR_KEY, key]) {
+    for (const secret of [SIP_PASSWORD, AUTH_TOKEN, NEW_AUTH_TOKEN, CALENDAR_KEY, TOOL_TOKEN, key]) {
       expect(everything, 'answers').not.toContain(secret);
       expect(log, 'log').not.toContain(secret);
     }
@@ -82,6 +96,7 @@ describe('secrets never leave the engine', () => {
     expect(JSON.stringify(row)).not.toContain(SIP_PASSWORD);
     const cfg = h.ctx.store.sqlite.prepare('SELECT config FROM assistants').all();
     expect(JSON.stringify(cfg)).not.toContain(CALENDAR_KEY);
+    expect(JSON.stringify(h.ctx.store.sqlite.prepare('SELECT * FROM tools').all())).not.toContain(TOOL_TOKEN);
     const wa = h.ctx.store.sqlite.prepare('SELECT * FROM whatsapp_senders').all();
     expect(JSON.stringify(wa)).not.toContain(NEW_AUTH_TOKEN);
   });

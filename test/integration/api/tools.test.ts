@@ -19,7 +19,7 @@ describe('/user/tools', () => {
     const res = await t.req(t.a.key, 'POST', '/user/tools', tool());
     expect(res.status).toBe(201);
     const data = res.body.data;
-    expect(data).toMatchObject({ name: 'lookup_order', method: 'POST', timeout_ms: 10000, headers: { Authorization: 'Bearer tool-secret' } });
+    expect(data).toMatchObject({ name: 'lookup_order', method: 'POST', timeout_ms: 10000, headers: { Authorization: '********cret' } });
     expect((await t.req(t.a.key, 'GET', `/user/tools/${data.id}`)).body).toEqual(data);
     expect((await t.req(t.a.key, 'GET', '/user/tools')).body).toEqual([data]);
   });

@@ -50,6 +50,31 @@ describe('custom tools', () => {
     expect(second!.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [expect.objectContaining({ function: { name: 'lookup_order', arguments: '{"order_id":"42"}' } })] });
   });
 
+  it('sends the real header values, sealed at rest and masked on read, after a PUT that echoed the masked ones', async () => {
+    const secret = 'tool-secret-7e6d5c4b';
+    const id = await tool({ headers: { 'x-api-key': secret, Authorization: `Bearer ${secret}` } });
+    const read = (await w.req(a.key, 'GET', `/user/tools/${id}`)).body;
+    expect(read.headers).toEqual({ 'x-api-key': '********5c4b', Authorization: '********5c4b' });
+    expect((await w.req(a.key, 'PUT', `/user/tools/${id}`, { headers: read.headers, description: 'Look up an order' })).status).toBe(200);
+    expect(JSON.stringify(w.t.ctx.store.sqlite.prepare('SELECT headers FROM tools').all())).not.toContain(secret);
+    const asst = await w.assistant(a.key, { tool_ids: [id] });
+    w.sink.responder = (d) => (d.path === '/orders' ? { status: 200, body: { status: 'shipped' } } : undefined);
+    w.llm.enqueue({ toolCalls: [{ name: 'lookup_order', arguments: { order_id: '42' } }] }, { content: 'Shipped.' });
+    expect((await converse(asst.uuid, 'Where is order 42?')).res.status).toBe(200);
+    const hit = w.sink.received.find((d) => d.path === '/orders')!;
+    expect(hit.headers['x-api-key']).toBe(secret);
+    expect(hit.headers.authorization).toBe(`Bearer ${secret}`);
+  });
+
+  it('a tool row an older build stored with headers in clear still sends them', async () => {
+    const id = await tool();
+    w.t.ctx.store.sqlite.prepare('UPDATE tools SET headers = ? WHERE id = ?').run(JSON.stringify({ 'x-api-key': 'legacy-plain-secret' }), id);
+    const asst = await w.assistant(a.key, { tool_ids: [id] });
+    w.llm.enqueue({ toolCalls: [{ name: 'lookup_order', arguments: { order_id: '1' } }] }, { content: 'Done.' });
+    expect((await converse(asst.uuid, 'order 1?')).res.status).toBe(200);
+    expect(w.sink.received.find((d) => d.path === '/orders')!.headers['x-api-key']).toBe('legacy-plain-secret');
+  });
+
   it('invalid arguments and failing endpoints come back to the model as errors', async () => {
     const id = await tool();
     const asst = await w.assistant(a.key, { tool_ids: [id] });

@@ -68,7 +68,7 @@ describe('rate limits over HTTP', () => {
     await step('201', t.call(key, 'POST', '/user/phone-numbers', { phone_number: '+14155550100' }));
     await step('409', t.call(key, 'POST', '/user/phone-numbers', { phone_number: '+14155550100' }));
     await step('404', t.call(key, 'GET', '/user/assistant/12345'));
-    await step('422 bad id', t.call(key, 'GET', '/user/assistant/abc'));
+    await step('404 bad id', t.call(key, 'GET', '/user/assistant/abc'));
     await step('422 body', t.call(key, 'POST', '/user/folders', { name: 5 }));
     await step(
       '400 malformed JSON',
@@ -86,7 +86,7 @@ describe('rate limits over HTTP', () => {
       ['201', 201],
       ['409', 409],
       ['404', 404],
-      ['422 bad id', 422],
+      ['404 bad id', 404],
       ['422 body', 422],
       ['400 malformed JSON', 400],
       ['422 huge body', 422],

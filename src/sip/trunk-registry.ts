@@ -1,3 +1,4 @@
+import type { SrtpPolicy } from '../media/srtp/sdes.ts';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { digitsOf } from '../util/phone.ts';
@@ -30,6 +31,8 @@ export interface TrunkSpec {
   allowedIps: string[] | null;
   outboundProxy: boolean;
   countryCode: string;
+  /** SDES-SRTP policy for the trunk's calls (absent: 'off'). */
+  srtp?: SrtpPolicy;
 }
 
 export interface TrunkIds {

@@ -5,9 +5,10 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.ts';
 import { sql as m001 } from './migrations/001-initial.ts';
 import { sql as m002 } from './migrations/002-chat.ts';
+import { sql as m003 } from './migrations/003-trunk-srtp.ts';
 
 /** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m002];
+const MIGRATIONS: readonly string[] = [m001, m002, m003];
 
 export interface Store {
   db: Kysely<Database>;

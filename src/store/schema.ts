@@ -110,6 +110,8 @@ export interface SipTrunksTable {
   allowed_inbound_ips: Json | null;
   outbound_proxy: Flag;
   country_code: string;
+  /** 'off' | 'offered' | 'required' (SDES-SRTP policy). */
+  srtp: Generated<string>;
   inbound_trunk_id: string;
   outbound_trunk_id: string;
   created_at: Ms;

@@ -27,6 +27,13 @@ const body = z.object({
   allowed_inbound_ips: z.array(z.string()).max(100).nullish(),
   country_code: z.string().nullish(),
   outbound_proxy: z.boolean().default(false),
+  /**
+   * SDES-SRTP (an addition to the spec's fields): 'off' keeps plain RTP, 'offered' secures the
+   * media when the far end agrees, 'required' refuses calls without SRTP. SDES keys travel in the
+   * SDP, so 'required' is meant for TLS signalling; until the trunk has a transport field it is
+   * accepted on any trunk (see README, Configuration).
+   */
+  srtp: z.enum(['off', 'offered', 'required']).default('off'),
 });
 
 /** Extensions are SIP user parts: digits, letters and the few punctuation marks dial plans use. */
@@ -81,6 +88,7 @@ function validate(b: Body, accountId: number): NewSipTrunk {
     allowedInboundIps: allowed,
     outboundProxy: b.outbound_proxy,
     countryCode: country!,
+    srtp: b.srtp,
   };
 }
 
@@ -98,6 +106,7 @@ export function presentTrunk(t: SipTrunk) {
     allowed_inbound_ips: t.allowedInboundIps,
     outbound_proxy: t.outboundProxy,
     country_code: t.countryCode,
+    srtp: t.srtp,
     inbound_trunk_id: t.inboundTrunkId,
     outbound_trunk_id: t.outboundTrunkId,
     created_at: iso(t.createdAt),

@@ -1,3 +1,4 @@
+import { SRTP_POLICIES, type SrtpPolicy } from '../../media/srtp/sdes.ts';
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { SecretBox } from '../secrets.ts';
@@ -18,6 +19,8 @@ export interface SipTrunk {
   allowedInboundIps: string[] | null;
   outboundProxy: boolean;
   countryCode: string;
+  /** SDES-SRTP policy for this trunk's calls. */
+  srtp: SrtpPolicy;
   inboundTrunkId: string;
   outboundTrunkId: string;
   /** The phone_numbers row created with the trunk (what assistants take as phone_number_id). */
@@ -45,6 +48,7 @@ type Row = {
   allowed_inbound_ips: string | null;
   outbound_proxy: number;
   country_code: string;
+  srtp: string;
   inbound_trunk_id: string;
   outbound_trunk_id: string;
   created_at: number;
@@ -91,6 +95,7 @@ export class SipTrunksRepo implements StoredTrunkSource {
           allowed_inbound_ips: input.allowedInboundIps ? toJson(input.allowedInboundIps) : null,
           outbound_proxy: flag(input.outboundProxy),
           country_code: input.countryCode,
+          srtp: input.srtp,
           inbound_trunk_id: ids.inboundTrunkId,
           outbound_trunk_id: ids.outboundTrunkId,
           created_at: now,
@@ -173,6 +178,7 @@ export function specOf(trunk: Omit<NewSipTrunk, 'sipPassword'> & { id: number | 
     allowedIps: trunk.allowedInboundIps,
     outboundProxy: trunk.outboundProxy,
     countryCode: trunk.countryCode,
+    srtp: trunk.srtp,
   };
 }
 
@@ -189,6 +195,7 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     inboundAuthorizationType: row.inbound_authorization_type as SipTrunk['inboundAuthorizationType'],
     allowedInboundIps: row.allowed_inbound_ips === null ? null : fromJson<string[]>(row.allowed_inbound_ips, []),
     outboundProxy: row.outbound_proxy === 1,
+    srtp: asSrtpPolicy(row.srtp),
     countryCode: row.country_code,
     inboundTrunkId: row.inbound_trunk_id,
     outboundTrunkId: row.outbound_trunk_id,
@@ -196,4 +203,8 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+function asSrtpPolicy(value: string): SrtpPolicy {
+  return (SRTP_POLICIES as readonly string[]).includes(value) ? (value as SrtpPolicy) : 'off';
 }

@@ -13,6 +13,7 @@ import { UserAgent } from '../../src/sip/user-agent.ts';
 import { TrunkAuthenticator } from '../../src/sip/trunk-auth.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { PhoneRtp } from './test-phone-rtp.ts';
+import type { SrtpSuiteName } from '../../src/media/srtp/suites.ts';
 
 export const FAST_TIMERS = { t1Ms: 50, t2Ms: 400, t4Ms: 100 };
 
@@ -138,8 +139,18 @@ export class TestPhone {
   }
 
   /** Places a call; `outcome` tells how it went, `ended` when it is over. */
-  async dial(target: string, opts: { credentials?: { username: string; password: string }; headers?: SipHeader[]; offer?: string } = {}): Promise<PhoneCall> {
+  async dial(
+    target: string,
+    opts: {
+      credentials?: { username: string; password: string };
+      headers?: SipHeader[];
+      offer?: string;
+      /** Offer SDES-SRTP with this suite (on RTP/SAVP unless `profile` says otherwise). */
+      srtp?: { suite: SrtpSuiteName; profile?: string };
+    } = {},
+  ): Promise<PhoneCall> {
     const rtp = await this.leg();
+    if (opts.srtp) rtp.secure(opts.srtp.suite, opts.srtp.profile);
     const invite = this.ua.invite(target, opts.offer ?? rtp.sdp(), {
       ...(opts.credentials ? { credentials: digestCredentials(opts.credentials.username, opts.credentials.password) } : {}),
       ...(opts.headers ? { headers: opts.headers } : {}),

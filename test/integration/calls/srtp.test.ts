@@ -1,0 +1,100 @@
+/**
+ * SRTP calls end to end over loopback: a phone offers SDES-SRTP to the echo number of a trunk
+ * whose policy allows it, hears its own tone back through two protect/unprotect legs (the engine
+ * decrypts, echoes, encrypts; the phone decrypts), and what it tampers with or replays is dropped
+ * by the engine and counted on the call record. An 'off' trunk refuses an SRTP-only offer (488).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestPhone } from '../../support/test-phone.ts';
+import { sleep, toneShare } from '../../support/test-phone-rtp.ts';
+import { harness, until, type Harness } from './harness.ts';
+
+let h: Harness | undefined;
+const phones: TestPhone[] = [];
+afterEach(async () => {
+  for (const p of phones.splice(0)) await p.close();
+  await h?.close();
+  h = undefined;
+});
+
+async function phone(): Promise<TestPhone> {
+  const p = await TestPhone.create();
+  phones.push(p);
+  return p;
+}
+
+async function quality(t: Harness): Promise<Record<string, unknown>> {
+  const res = await t.req('GET', '/user/calls');
+  const rows = (res.body.data ?? res.body) as Array<{ quality: Record<string, unknown> }>;
+  return rows[0]!.quality;
+}
+
+describe('SRTP calls', () => {
+  it.each(['AES_CM_128_HMAC_SHA1_80', 'AEAD_AES_256_GCM'] as const)(
+    '%s: the caller hears its tone echoed; tampered and replayed packets are dropped and counted',
+    async (suite) => {
+      h = await harness();
+      await h.trunk({ srtp: 'offered' });
+      const p = await phone();
+      const call = await p.call(h.target('echo'), { srtp: { suite } });
+      expect(call.rtp.secured).toBe(true);
+      call.rtp.playTone(400, 1400);
+      await sleep(1500);
+      const heard = call.heard.slice(3200, 3200 + 4000);
+      expect(heard.length).toBeGreaterThan(3000);
+      expect(toneShare(heard, 400)).toBeGreaterThan(0.8);
+      expect(call.rtp.srtpRefused).toBe(0);
+      // What crossed the wire was not plain RTP: its payload is not what the phone decoded.
+      const wire = call.rtp.firstWireDatagram!;
+      expect(wire.length).toBe(12 + 160 + (suite === 'AEAD_AES_256_GCM' ? 16 : 10));
+      const plain = call.rtp.firstPlainDatagram!;
+      expect(wire.subarray(0, 12).equals(plain.subarray(0, 12))).toBe(true);
+      expect(wire.subarray(12, 172).equals(plain.subarray(12, 172))).toBe(false);
+
+      // A forged packet (the latest one moved to an unused sequence number, a payload bit flipped:
+      // a fresh index, so only authentication can catch it), and two old ones again.
+      call.rtp.stop();
+      const sent = call.rtp.sentDatagrams;
+      const forged = Buffer.from(sent[sent.length - 1]!);
+      forged.writeUInt16BE((forged.readUInt16BE(2) + 5) & 0xffff, 2);
+      forged[40]! ^= 0x01;
+      call.rtp.sendDatagram(forged);
+      call.rtp.sendDatagram(sent[sent.length - 20]!);
+      call.rtp.sendDatagram(sent[sent.length - 21]!);
+      await sleep(100);
+      expect(await call.hangup()).toBe(200);
+      await until(() => h!.server.registry.size === 0, 3000, 'call ended');
+      const q = await quality(h);
+      expect(q).toMatchObject({ srtp: suite, srtp_auth_failed: 1, srtp_replayed: 2 });
+    },
+  );
+
+  it("best-effort: RTP/AVP with crypto lines is answered with SRTP on an 'offered' trunk", async () => {
+    h = await harness();
+    await h.trunk({ srtp: 'offered' });
+    const p = await phone();
+    const call = await p.call(h.target('echo'), { srtp: { suite: 'AEAD_AES_128_GCM', profile: 'RTP/AVP' } });
+    expect(call.rtp.secured).toBe(true);
+    call.rtp.playTone(400, 1000);
+    await sleep(1100);
+    expect(toneShare(call.heard.slice(3200, 6400), 400)).toBeGreaterThan(0.8);
+    await call.hangup();
+  });
+
+  it("an 'off' trunk refuses an SRTP-only offer with 488 and holds no port", async () => {
+    h = await harness();
+    await h.trunk();
+    const p = await phone();
+    const call = await p.dial(h.target('echo'), { srtp: { suite: 'AES_CM_128_HMAC_SHA1_80' } });
+    expect((await call.outcome).status).toBe(488);
+    await until(() => h!.pool.inUse === 0, 2000, 'ports released');
+  });
+
+  it("a 'required' trunk refuses a plain offer with 488", async () => {
+    h = await harness();
+    await h.trunk({ srtp: 'required' });
+    const p = await phone();
+    const call = await p.dial(h.target('echo'));
+    expect((await call.outcome).status).toBe(488);
+  });
+});

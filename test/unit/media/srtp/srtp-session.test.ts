@@ -5,6 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { nodeCipherFactory } from '../../../../src/media/srtp/cipher-node.ts';
+import { loadNativeCipherFactory } from '../../../../src/media/srtp/cipher-native.ts';
+import type { CipherFactory } from '../../../../src/media/srtp/cipher.ts';
 import { PacketIndexEstimator } from '../../../../src/media/srtp/packet-index.ts';
 import { ReplayWindow } from '../../../../src/media/srtp/replay-window.ts';
 import { SRTP_AUTH_FAILED, SRTP_REPLAYED, SrtpSession } from '../../../../src/media/srtp/srtp-session.ts';
@@ -20,10 +23,14 @@ function rtp(seq: number, payload = 160): Buffer {
   return b;
 }
 
-function pair(suite: SrtpSuite): { a: SrtpSession; b: SrtpSession } {
+const native = loadNativeCipherFactory();
+const factories: CipherFactory[] = [nodeCipherFactory, ...(native ? [native] : [])];
+
+/** Two ends of one call; with two factories, each end on a different implementation. */
+function pair(suite: SrtpSuite, fa: CipherFactory = nodeCipherFactory, fb: CipherFactory = fa): { a: SrtpSession; b: SrtpSession } {
   const ka = { key: randomBytes(suite.keyLength), salt: randomBytes(suite.saltLength) };
   const kb = { key: randomBytes(suite.keyLength), salt: randomBytes(suite.saltLength) };
-  return { a: new SrtpSession(suite, ka, kb), b: new SrtpSession(suite, kb, ka) };
+  return { a: new SrtpSession(suite, ka, kb, fa), b: new SrtpSession(suite, kb, ka, fb) };
 }
 
 describe('replay window', () => {
@@ -58,9 +65,11 @@ describe('packet index estimate', () => {
   });
 });
 
-describe.each(SRTP_SUITES.map((s) => [s.name, s] as const))('SRTP session %s', (_name, suite) => {
+const cases = SRTP_SUITES.flatMap((s) => factories.map((f) => [`${s.name} on ${f.label}`, s, f] as const));
+
+describe.each(cases)('SRTP session %s', (_name, suite, factory) => {
   it('round-trips across the sequence wrap, tolerates reordering, refuses replay and tampering', () => {
-    const { a, b } = pair(suite);
+    const { a, b } = pair(suite, factory);
     const sent: Buffer[] = [];
     for (let n = 0; n < 40; n++) {
       const p = rtp(65520 + n);
@@ -89,7 +98,7 @@ describe.each(SRTP_SUITES.map((s) => [s.name, s] as const))('SRTP session %s', (
   });
 
   it('SRTCP: round trip, index per packet, replay refused, tampering refused', () => {
-    const { a, b } = pair(suite);
+    const { a, b } = pair(suite, factory);
     const report = Buffer.alloc(64);
     Buffer.from('80c90001aabbccdd', 'hex').copy(report);
     const first = Buffer.from(report);
@@ -103,5 +112,42 @@ describe.each(SRTP_SUITES.map((s) => [s.name, s] as const))('SRTP session %s', (
     expect(b.unprotectRtcp(replay, n1)).toBe(SRTP_REPLAYED);
     second[9]! ^= 1;
     expect(b.unprotectRtcp(second, n2)).toBe(SRTP_AUTH_FAILED);
+  });
+});
+
+describe.runIf(native)('native and node:crypto transforms agree', () => {
+  it.each(SRTP_SUITES.map((s) => [s.name, s] as const))('%s: each end on the other implementation, packets of every size and header shape', (_name, suite) => {
+    const { a, b } = pair(suite, native!, nodeCipherFactory);
+    const { a: c, b: d } = pair(suite, nodeCipherFactory, native!);
+    for (let n = 0; n < 300; n++) {
+      const payload = n % 200;
+      const p = rtp(n * 7, payload);
+      if (n % 3 === 0 && payload >= 8) p[0] = 0x82; // two CSRCs: a longer clear header
+      const len = 12 + payload;
+      for (const [tx, rx] of [[a, b], [c, d]] as const) {
+        const copy = Buffer.from(p);
+        const out = tx.protectRtp(copy, len);
+        expect(rx.unprotectRtp(copy, out)).toBe(len);
+        expect(copy.subarray(0, len).equals(p.subarray(0, len))).toBe(true);
+      }
+    }
+    for (const [tx, rx] of [[a, b], [c, d]] as const) {
+      const r = Buffer.alloc(80);
+      Buffer.from('81c80006aabbccdd0102030405060708090a0b0c0d0e0f10111213', 'hex').copy(r);
+      const out = tx.protectRtcp(r, 28);
+      expect(rx.unprotectRtcp(r, out)).toBe(28);
+    }
+  });
+
+  it('refuses lengths outside the buffer and foreign handles with errors, not memory faults', () => {
+    const suite = SRTP_SUITES[2]!;
+    const cipher = native!.create(suite, { key: randomBytes(16), salt: randomBytes(14), auth: randomBytes(20) });
+    const small = Buffer.alloc(20);
+    expect(() => cipher.protectRtp(small, 21, 12, 1, 1)).toThrow(RangeError);
+    expect(() => cipher.protectRtp(small, 20, 21, 1, 1)).toThrow(RangeError);
+    // No room for the tag: -1, nothing written past the end.
+    expect(cipher.protectRtp(small, 20, 12, 1, 1)).toBe(-1);
+    expect(cipher.unprotectRtp(small, 5, 12, 1, 1)).toBe(-1);
+    expect(cipher.unprotectRtcp(small, 10, 1, 1, true)).toBe(-1);
   });
 });

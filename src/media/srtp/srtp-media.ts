@@ -23,11 +23,21 @@ export interface OutboundRtp {
 }
 
 let defaultFactory: CipherFactory | undefined;
+let preferNative = true;
 
 /** Native transforms where built (no allocation per packet), node:crypto otherwise. */
 export function srtpCipherFactory(): CipherFactory {
-  defaultFactory ??= loadNativeCipherFactory() ?? nodeCipherFactory;
+  defaultFactory ??= (preferNative ? loadNativeCipherFactory() : undefined) ?? nodeCipherFactory;
   return defaultFactory;
+}
+
+/**
+ * The composition root's SWITCHBOARD_RTP_NATIVE: false puts SRTP on node:crypto like the rest of
+ * native/rtp-udp's work goes to TypeScript. Sessions already running keep their transforms.
+ */
+export function preferNativeSrtp(native: boolean): void {
+  preferNative = native;
+  defaultFactory = undefined;
 }
 
 export class SrtpMedia {

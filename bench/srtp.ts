@@ -11,8 +11,11 @@
  *    the same machine; engine CPU per call (whole process, /proc, minus its idle CPU) for each,
  *    and the ratio.
  *
+ * With `--rtp-native 0` the engine runs with SWITCHBOARD_RTP_NATIVE=0: dgram sockets, the
+ * TypeScript inbound path for every call, and SRTP on node:crypto (the fallback's cost per call).
+ *
  *   node --import tsx bench/srtp.ts [--calls 50] [--window 10] [--rounds 2] [--suite NAME]
- *        [--packets 20000] [--micro-only] [--json FILE]
+ *        [--packets 20000] [--micro-only] [--rtp-native 0|1] [--json FILE]
  */
 import { PerformanceObserver, constants as perfConstants, performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +38,7 @@ const packets = num(args, 'packets', 20_000, 1000, 1_000_000);
 const suiteName = (args.get('suite') ?? 'AES_CM_128_HMAC_SHA1_80') as SrtpSuiteName;
 if (!suiteByName(suiteName)) throw new Error(`unknown suite ${suiteName}`);
 const microOnly = args.has('micro-only');
+const rtpNative = args.get('rtp-native') === '0' ? '0' : '1';
 const jsonOut = args.get('json');
 
 interface MicroRow {
@@ -127,7 +131,7 @@ async function callsPart(): Promise<{ idleCpuPct: number; rounds: CallRound[] }>
   const budgetMs = 60_000 + rounds * 2 * (windowS + 8 + callsN * 0.05) * 1000;
   watchdog(budgetMs + 30_000, 'srtp benchmark');
   // The loop-delay guard off: on a shared machine it would refuse calls mid-ramp; this measures CPU, not admission.
-  const engine = await spawnEngine({ accounts: 1, lifetimeMs: budgetMs + 20_000, rtpPortMin: 40_000, rtpPortMax: 40_000 + callsN * 2 + 200, env: { SWITCHBOARD_MAX_LOOP_DELAY_MS: '0' } });
+  const engine = await spawnEngine({ accounts: 1, lifetimeMs: budgetMs + 20_000, rtpPortMin: 40_000, rtpPortMax: 40_000 + callsN * 2 + 200, env: { SWITCHBOARD_MAX_LOOP_DELAY_MS: '0', SWITCHBOARD_RTP_NATIVE: rtpNative } });
   const gen = new LoadGen();
   let carriers: Array<Carrier & { number: string }> = [];
   const out: CallRound[] = [];
@@ -183,7 +187,7 @@ for (const s of SRTP_SUITES) {
 }
 let calls: Awaited<ReturnType<typeof callsPart>> | undefined;
 if (!microOnly) {
-  console.log(`\n## per call: ${callsN} echo calls plain, then over SRTP (${suiteName}, ${native ? 'native' : 'node:crypto'} transforms), ${rounds} round(s) of ${windowS} s each`);
+  console.log(`\n## per call: ${callsN} echo calls plain, then over SRTP (${suiteName}, ${native && rtpNative === '1' ? 'native' : 'node:crypto'} transforms, SWITCHBOARD_RTP_NATIVE=${rtpNative}), ${rounds} round(s) of ${windowS} s each`);
   calls = await callsPart();
   const avg = (mode: 'plain' | 'srtp') => {
     const xs = calls!.rounds.filter((r) => r.mode === mode).map((r) => r.perCallPctCore);

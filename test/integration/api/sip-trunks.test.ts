@@ -92,12 +92,25 @@ describe('POST /user/sip-trunks', () => {
     ['country_code', { sip_trunk_type: 'extension', phone_number: '100' }],
     ['country_code', { phone_number: '+88212345678' }],
     ['outbound_proxy', { outbound_proxy: 'yes' }],
+    ['srtp', { srtp: 'maybe' }],
   ])('422 {message, errors} naming %s', async (field, over) => {
     const res = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody(over));
     expect(res.status).toBe(422);
     expect(res.body.message).toEqual(expect.any(String));
     expect(res.body.errors[field]).toBeDefined();
     expect(await count('sip_trunks')).toBe(0);
+  });
+
+  it('srtp: off unless given; the policy is answered, stored and handed to the SIP layer, and survives a restart', async () => {
+    const plain = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody());
+    expect(plain.body.data.srtp).toBe('off');
+    const secured = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ sip_username: 'bob', srtp: 'offered' }));
+    expect(secured.status).toBe(201);
+    expect(secured.body.data.srtp).toBe('offered');
+    expect(t.ctx.trunks.list().find((x) => x.inboundTrunkId === secured.body.data.inbound_trunk_id)?.spec.srtp).toBe('offered');
+    const fresh = new InMemoryTrunkRegistry();
+    await restoreTrunks(t.ctx.repos.sipTrunks, fresh, createLogger('silent'));
+    expect(fresh.list().map((x) => x.spec.srtp).sort()).toEqual(['off', 'offered']);
   });
 
   it('409 {error} for the same number, username and address (any account, any case of host)', async () => {

@@ -151,3 +151,33 @@ describe.runIf(native)('native and node:crypto transforms agree', () => {
     expect(cipher.unprotectRtcp(small, 10, 1, 1, true)).toBe(-1);
   });
 });
+
+describe.each(factories.map((f) => [f.label, f] as const))('hostile input on %s', (_label, factory) => {
+  it('random and truncated datagrams are refused with a reason, never thrown on, never accepted', () => {
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (const suite of SRTP_SUITES) {
+      const { a, b } = pair(suite, factory);
+      const good = rtp(1000);
+      const len = a.protectRtp(good, 172);
+      for (let i = 0; i < 500; i++) {
+        const kind = rand(3);
+        let d: Buffer;
+        if (kind === 0) d = randomBytes(rand(300));
+        else if (kind === 1) d = Buffer.from(good.subarray(0, rand(len)));
+        else {
+          d = Buffer.from(good.subarray(0, len));
+          d[rand(len)]! ^= 1 << rand(8);
+        }
+        if (kind === 0 && d.length > 0) d[0] = (d[0]! & 0x3f) | 0x80;
+        expect(b.unprotectRtp(d, d.length)).toBeLessThan(0);
+        expect(b.unprotectRtcp(d, d.length)).toBeLessThan(0);
+      }
+      // The genuine packet is still taken after all that.
+      expect(b.unprotectRtp(good, len)).toBe(172);
+    }
+  });
+});

@@ -43,7 +43,7 @@ export class PhoneRtp {
   private lastDtmfTs = -1;
   private version = 1;
   /** SDES-SRTP, when secure() was called: our key in the SDP, theirs from setRemote(). */
-  private security: { suite: SrtpSuiteName; profile: string; key: MasterKey } | undefined;
+  private security: { suite: SrtpSuiteName; profile: string; tag: number; key: MasterKey } | undefined;
   private srtp: SrtpSession | undefined;
   /** Datagrams that failed SRTP checks here (they must not be heard). */
   srtpRefused = 0;
@@ -74,8 +74,8 @@ export class PhoneRtp {
   }
 
   /** Offer (or answer) SDES-SRTP with `suite` on `profile` from now on, with a fresh key of ours. */
-  secure(suite: SrtpSuiteName, profile = 'RTP/SAVP'): void {
-    this.security = { suite, profile, key: newMasterKey(suiteByName(suite)!) };
+  secure(suite: SrtpSuiteName, profile = 'RTP/SAVP', tag = 1): void {
+    this.security = { suite, profile, tag, key: newMasterKey(suiteByName(suite)!) };
   }
 
   /** Whether the far end's SDP gave us its key (the call is SRTP). */
@@ -100,7 +100,7 @@ export class PhoneRtp {
       't=0 0',
       `m=audio ${this.port} ${this.security?.profile ?? 'RTP/AVP'} 0 101`,
       ...(this.security
-        ? [`a=crypto:${writeCryptoAttribute({ tag: 1, suite: suiteByName(this.security.suite)!, master: this.security.key })}`]
+        ? [`a=crypto:${writeCryptoAttribute({ tag: this.security.tag, suite: suiteByName(this.security.suite)!, master: this.security.key })}`]
         : []),
       'a=rtpmap:0 PCMU/8000',
       'a=rtpmap:101 telephone-event/8000',

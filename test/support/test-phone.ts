@@ -14,6 +14,7 @@ import { TrunkAuthenticator } from '../../src/sip/trunk-auth.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { PhoneRtp } from './test-phone-rtp.ts';
 import type { SrtpSuiteName } from '../../src/media/srtp/suites.ts';
+import { parseSdp } from '../../src/media/sdp.ts';
 
 export const FAST_TIMERS = { t1Ms: 50, t2Ms: 400, t4Ms: 100 };
 
@@ -109,6 +110,8 @@ export class TestPhone {
   /** Challenge incoming INVITEs with digest (a carrier that authenticates us). */
   challenge: TrunkAuthenticator | undefined;
   challengeCredentials = { username: 'trunkuser', password: 'trunk-secret' };
+  /** Answer SDES-SRTP offers with this suite (under the offer's tag for it, on its profile). */
+  answerSrtp: SrtpSuiteName | undefined;
   /** Calls the engine placed to us, as they arrive. */
   readonly incoming: IncomingInvite[] = [];
   readonly answered: PhoneCall[] = [];
@@ -189,6 +192,11 @@ export class TestPhone {
     inc.ringing();
     if (mode === 'ring') return;
     const rtp = await this.leg();
+    if (inc.offer && this.answerSrtp) {
+      const m = parseSdp(inc.offer).media.find((x) => x.type === 'audio');
+      const line = m?.cryptos.find((c) => c.split(/\s+/)[1] === this.answerSrtp);
+      if (m && line) rtp.secure(this.answerSrtp, m.protocol, Number(line.split(/\s+/)[0]));
+    }
     if (inc.offer) rtp.setRemote(inc.offer);
     if (inc.state !== 'pending') return;
     const dialog = inc.accept(rtp.sdp());

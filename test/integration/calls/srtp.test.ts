@@ -97,4 +97,30 @@ describe('SRTP calls', () => {
     const call = await p.dial(h.target('echo'));
     expect((await call.outcome).status).toBe(488);
   });
+
+  it.each(['required', 'offered'] as const)("outbound on a '%s' trunk: the carrier answers SRTP, media flows secured both ways", async (policy) => {
+    h = await harness();
+    const carrier = await phone();
+    carrier.answerSrtp = 'AES_CM_128_HMAC_SHA1_32';
+    const trunk = await h.trunk({ srtp: policy });
+    trunk.live.spec.address = `127.0.0.1:${carrier.port}`;
+    const assistant = await h.assistant(null, { ringing_time: 5 }, 'outbound');
+    const res = await h.req('POST', '/user/calls', { assistant_id: assistant, phone_number_id: trunk.phoneNumberId, to: '+14155550199' });
+    expect(res.status).toBe(201);
+    await until(() => carrier.answered.length === 1, 3000, 'answer');
+    const offer = carrier.incoming[0]!.offer ?? '';
+    expect(offer).toContain(policy === 'required' ? 'RTP/SAVP' : 'RTP/AVP');
+    expect(offer.match(/a=crypto:/g)).toHaveLength(4);
+    const call = carrier.answered[0]!;
+    expect(call.rtp.secured).toBe(true);
+    call.rtp.playTone(400, 400);
+    await until(() => call.rtp.packetsReceived > 5, 3000, 'engine media');
+    expect(call.rtp.srtpRefused).toBe(0);
+    await sleep(300);
+    await call.hangup();
+    await until(() => h!.server.registry.size === 0, 3000, 'call ended');
+    const q = await quality(h);
+    expect(q).toMatchObject({ srtp: 'AES_CM_128_HMAC_SHA1_32', srtp_auth_failed: 0, srtp_replayed: 0 });
+    expect(q.packets_received as number).toBeGreaterThan(5);
+  });
 });

@@ -109,6 +109,19 @@ describe('answering SDES offers', () => {
     expect(plain.answerSdp).not.toContain('a=crypto');
   });
 
+  it('two audio m= lines (RTP/SAVP, then RTP/AVP): an SRTP trunk takes the first, an off trunk the second', () => {
+    const secure = offerSdp('RTP/SAVP', [`1 AES_CM_128_HMAC_SHA1_80 inline:${KEY30}`]);
+    const twoLines = secure.replace('a=sendrecv\r\n', 'a=sendrecv\r\nm=audio 10002 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n');
+    const on = answerOffer(twoLines, local('offered'), session);
+    expect(on.mediaIndex).toBe(0);
+    expect(on.srtp).toBeDefined();
+    expect(on.answerSdp).toContain('m=audio 0 RTP/AVP 0');
+    const off = answerOffer(twoLines, local('off'), session);
+    expect(off.mediaIndex).toBe(1);
+    expect(off.srtp).toBeUndefined();
+    expect(off.answerSdp).toContain('m=audio 0 RTP/SAVP 0 101');
+  });
+
   it('a re-offer with the same suite keeps our key (the context and its rollover counter carry on)', () => {
     const offer = offerSdp('RTP/SAVP', [`1 AES_CM_128_HMAC_SHA1_80 inline:${KEY30}`]);
     const first = answerOffer(offer, local('offered'), session);

@@ -24,6 +24,7 @@ const BENCHES: Record<string, Bench> = {
   denoise: { file: 'denoise.ts', args: [], limitS: 600, what: '(issue 4) CPU per frame of the denoiser backends and VAD' },
   'engine-cpu': { file: 'engine-cpu.ts', args: [], limitS: 600, what: '(issue 4) CPU per call of 100 pipeline calls (engine, stand-ins and phones in 3 processes)' },
   'engine-latency': { file: 'engine-latency.ts', args: [], limitS: 600, what: '(issue 4) engine-added latency per turn at 1 and 100 calls, and barge-in, over SIP/RTP' },
+  srtp: { file: 'srtp.ts', args: [], limitS: 600, what: 'SRTP: µs per packet per suite (C and node:crypto), engine CPU per call plain vs SRTP in one run' },
   realtime: { file: 'realtime.ts', args: [], limitS: 600, what: '(issue 6) realtime calls: first model audio delta → first RTP packet, CPU per call; μ-law pass-through vs PCM' },
 };
 const DEFAULT = ['calls', 'calls-vad', 'setup', 'vad-micro'];
@@ -49,7 +50,7 @@ options (passed to the benchmark):
   engine-latency:   --levels 1,100  --turns 4  --turns-single 12  --barge 10  --ramp-cps 10  --llm-ms 0  --tts-ms 0  --json FILE  --cpu-prof DIR  --quiet-wait S
   engine-cpu:       --calls 100  --window 20  --settle 4  --phases pipeline,no-denoise,echo  --ramp-cps 10  --json FILE  --cpu-prof DIR  --quiet-wait S
   voice:            the options above go to engine-latency and engine-cpu alike (use --json only with one of them)
-  denoise, realtime: see the header of bench/<name>.ts`);
+  denoise, realtime, srtp: see the header of bench/<name>.ts`);
 }
 
 function run(name: string, extra: string[]): Promise<number> {

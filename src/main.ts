@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from './config.ts';
+import { preferNativeSrtp } from './media/srtp/srtp-media.ts';
 import { openStore } from './store/db.ts';
 import { createRepos } from './store/index.ts';
 import { SecretBox } from './store/secrets.ts';
@@ -77,6 +78,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     sharedRtpIoThread().useLogger(logger.child({ part: 'rtp-io' }));
     sharedRtpIoThread().preferNative(config.rtp.native);
   }
+  preferNativeSrtp(config.rtp.native);
   const rtpIo = rtpIoFor(config.rtp.thread);
   try {
     calls = await wireCalls({

@@ -23,6 +23,10 @@ import { readWav } from '../../src/audio/wav.ts';
 import { resample } from '../../src/audio/resample.ts';
 import { ulaw } from '../../src/media/codecs/g711.ts';
 import { parseSdp } from '../../src/media/sdp.ts';
+import { newMasterKey, parseCryptoAttribute, writeCryptoAttribute } from '../../src/media/srtp/sdes.ts';
+import { srtpCipherFactory } from '../../src/media/srtp/srtp-media.ts';
+import { SrtpSession, type MasterKey } from '../../src/media/srtp/srtp-session.ts';
+import { suiteByName, type SrtpSuiteName } from '../../src/media/srtp/suites.ts';
 import type { Dialog } from '../../src/sip/dialog.ts';
 import { InviteFailedError } from '../../src/sip/user-agent-outgoing-invite.ts';
 import { UserAgent } from '../../src/sip/user-agent.ts';
@@ -67,6 +71,11 @@ export class MediaLeg {
   private ts = (Math.random() * 0xffffffff) >>> 0;
   private readonly ssrc = (Math.random() * 0xffffffff) >>> 0;
   private cursor: number;
+  /** SDES-SRTP on this leg (secure() before the INVITE): our key, then the session once answered. */
+  private security: { suite: SrtpSuiteName; key: MasterKey } | undefined;
+  private srtp: SrtpSession | undefined;
+  /** Inbound datagrams that failed SRTP checks. */
+  srtpRefused = 0;
   // receive state
   private lastArrival = -1;
   private lastTs = 0;
@@ -101,15 +110,22 @@ export class MediaLeg {
     return this.socket.address().port;
   }
 
+  /** Offer SDES-SRTP (RTP/SAVP) with `suite`; call before sdp(). */
+  secure(suite: SrtpSuiteName): void {
+    this.security = { suite, key: newMasterKey(suiteByName(suite)!) };
+  }
+
   sdp(): string {
+    const sec = this.security;
     return [
       'v=0',
       `o=bench 1 1 IN IP4 ${this.host}`,
       's=bench',
       `c=IN IP4 ${this.host}`,
       't=0 0',
-      `m=audio ${this.port} RTP/AVP 0`,
+      `m=audio ${this.port} ${sec ? 'RTP/SAVP' : 'RTP/AVP'} 0`,
       'a=rtpmap:0 PCMU/8000',
+      ...(sec ? [`a=crypto:${writeCryptoAttribute({ tag: 1, suite: suiteByName(sec.suite)!, master: sec.key })}`] : []),
       'a=ptime:20',
       'a=sendrecv',
       '',
@@ -120,6 +136,11 @@ export class MediaLeg {
     const m = parseSdp(remoteSdp).media.find((x) => x.type === 'audio');
     if (!m?.address) throw new Error('no audio in answer');
     this.remote = { address: m.address, port: m.port };
+    if (this.security) {
+      const theirs = m.cryptos.map(parseCryptoAttribute).find((c) => c.ok);
+      if (!theirs?.ok) throw new Error('SRTP offered but the answer has no usable crypto line');
+      this.srtp = new SrtpSession(theirs.crypto.suite, this.security.key, theirs.crypto.master, srtpCipherFactory());
+    }
     // Connected: no per-send address lookup, and only the engine's RTP port can reach us.
     await new Promise<void>((resolve) => this.socket.connect(m.port, m.address, resolve));
     this.active = true;
@@ -133,7 +154,7 @@ export class MediaLeg {
       payload = this.gen.payloads[this.cursor]!;
       this.cursor = (this.cursor + 1) % this.gen.payloads.length;
     }
-    const b = Buffer.allocUnsafe(12 + payload.length);
+    const b = Buffer.allocUnsafe(12 + payload.length + (this.srtp ? 16 : 0));
     b[0] = 0x80;
     b[1] = this.sent === 0 ? 0x80 : 0x00;
     b.writeUInt16BE(this.seq, 2);
@@ -143,10 +164,19 @@ export class MediaLeg {
     this.seq = (this.seq + 1) & 0xffff;
     this.ts = (this.ts + 160) >>> 0;
     this.sent++;
-    this.socket.send(b);
+    this.socket.send(this.srtp ? b.subarray(0, this.srtp.protectRtp(b, 12 + payload.length)) : b);
   }
 
   private onPacket(msg: Buffer, now: number): void {
+    if (this.srtp) {
+      if ((msg[1]! & 0x7f) !== 0) return; // SRTCP and others
+      const n = this.srtp.unprotectRtp(msg, msg.length);
+      if (n < 0) {
+        this.srtpRefused++;
+        return;
+      }
+      msg = msg.subarray(0, n);
+    }
     if (msg.length < 12 || (msg[0]! & 0xc0) !== 0x80 || (msg[1]! & 0x7f) !== 0) return;
     this.received++;
     this.onAudio?.(msg.subarray(12));
@@ -385,7 +415,7 @@ export class LoadGen {
 export async function provisionCarriers(
   engine: { httpUrl: string; accounts: Array<{ id: number; key: string }>; request: (op: string, args?: Record<string, unknown>) => Promise<unknown> },
   count: number,
-  opts: { assistant?: boolean; pipeline?: Record<string, unknown> } = {},
+  opts: { assistant?: boolean; pipeline?: Record<string, unknown>; srtp?: 'off' | 'offered' | 'required' } = {},
 ): Promise<Array<Carrier & { number: string; accountId: number; apiKey: string; assistantId?: number }>> {
   const out: Array<Carrier & { number: string; accountId: number; apiKey: string; assistantId?: number }> = [];
   for (let k = 0; k < count; k++) {
@@ -406,6 +436,7 @@ export async function provisionCarriers(
         inbound_authorization_type: 'ip',
         allowed_inbound_ips: [host],
         country_code: 'US',
+        ...(opts.srtp ? { srtp: opts.srtp } : {}),
       }),
       signal: AbortSignal.timeout(10_000),
     });

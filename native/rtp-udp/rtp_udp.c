@@ -46,6 +46,7 @@
 #include "fast_drain.h"
 #include "inbound_napi.h"
 #include "napi_util.h"
+#include "srtp_napi.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the ring's records are little-endian: this build assumes a little-endian host"
@@ -625,5 +626,6 @@ NAPI_MODULE_INIT() {
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   inbound_define(env, exports);
   fast_drain_define(env, exports);
+  srtp_define(env, exports);
   return exports;
 }

@@ -66,6 +66,8 @@ export function qualityOf(s: RtpSessionStats): Record<string, unknown> {
     dropped_frames: s.droppedFrames,
     dtmf_received: s.dtmfReceived,
     dtmf_sent: s.dtmfSent,
+    // Only on SRTP calls: the suite, and what failed authentication or was replayed (dropped).
+    ...(s.srtp ? { srtp: s.srtp, srtp_auth_failed: s.srtpAuthFailed ?? 0, srtp_replayed: s.srtpReplayed ?? 0 } : {}),
   };
 }
 

@@ -234,7 +234,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       return;
     }
     try {
-      const result = answerOffer(inc.offer, this.local, this.sdp);
+      const current = this.media.negotiatedSrtp;
+      const result = answerOffer(inc.offer, current ? { ...this.local, currentSrtp: current } : this.local, this.sdp);
       this.sdp = result.session;
       this.media.update(result);
       this.negotiated = result;

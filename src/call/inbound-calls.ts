@@ -10,6 +10,7 @@
 import { createSdpSession } from '../media/sdp-write.ts';
 import { answerOffer, type LocalMedia } from '../media/sdp-negotiate.ts';
 import { SdpNegotiationError } from '../media/sdp.ts';
+import type { SrtpPolicy } from '../media/srtp/sdes.ts';
 import type { SipHeader } from '../sip/message.ts';
 import type { TrunkAuthenticator } from '../sip/trunk-auth.ts';
 import type { ProvisionedTrunk } from '../sip/trunk-registry.ts';
@@ -140,7 +141,7 @@ async function admitAndAnswer(env: CallEnv, incoming: IncomingInvite, trunk: Pro
   }
   incoming.ringing();
   if (env.answerDelayMs) await ring(env, session, env.answerDelayMs);
-  await answer(env, incoming, session, assistant, diagnostic);
+  await answer(env, incoming, session, assistant, diagnostic, spec.srtp ?? 'off');
 }
 
 /** Waits while ringing; a CANCEL or shutdown meanwhile cuts the wait short. */
@@ -162,11 +163,12 @@ async function answer(
   session: CallSession,
   assistant: AssistantRecord | undefined,
   diagnostic: DiagnosticMode | undefined,
+  srtp: SrtpPolicy,
 ): Promise<void> {
   let local: LocalMedia;
   try {
     const ports = await session.media.allocate();
-    local = { address: ports.address, port: ports.rtpPort, singleCodecAnswer: true };
+    local = { address: ports.address, port: ports.rtpPort, singleCodecAnswer: true, srtp };
   } catch (err) {
     env.logger.warn({ err: (err as Error).message }, 'no RTP ports for an inbound call');
     if (session.state === 'ringing') {

@@ -102,7 +102,7 @@ export class OutboundDialer implements OutboundCallPlacer {
     let local: LocalMedia;
     try {
       const ports = await session.media.allocate();
-      local = { address: ports.address, port: ports.rtpPort };
+      local = { address: ports.address, port: ports.rtpPort, srtp: spec.srtp ?? 'off' };
     } catch (err) {
       env.logger.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
       await session.close('failed');

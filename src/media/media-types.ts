@@ -131,4 +131,10 @@ export interface RtpSessionStats {
   dtmfSent: number;
   /** Whether the call's audio packets are taken from the I/O thread's ring in C now (native/rtp-udp/fast_drain.c). */
   inboundNative: boolean;
+  /** The SRTP suite when the call is secured (RFC 4568 SDES), undefined for plain RTP. */
+  srtp?: string;
+  /** SRTP/SRTCP packets dropped because they failed authentication (forged, corrupted, wrong key). */
+  srtpAuthFailed?: number;
+  /** SRTP/SRTCP packets dropped as replays (or too old for the 64-packet window). */
+  srtpReplayed?: number;
 }

@@ -128,8 +128,16 @@ export class InboundPath {
     this.dtmf = new DtmfReceiver({ clockRate: media.dtmfClockRate ?? 8000 });
     this.words[W_LAST_MEDIA] = nowMs;
     this.words[W_LAST_SEQ] = -1;
-    this.attachable = this.nativePort !== undefined;
+    this.attachable = this.mayAttach();
     this.inbandWanted = options.inbandDtmf ?? false;
+  }
+
+  /**
+   * The native drain takes datagrams from the ring as they are: never for SRTP, whose payloads
+   * must be authenticated and decrypted first (the session does that before receive()).
+   */
+  private mayAttach(): boolean {
+    return !this.observed && this.nativePort !== undefined && this.media.srtp === undefined;
   }
 
   /** Whether the native drain takes this path's plain audio packets now. */
@@ -150,7 +158,7 @@ export class InboundPath {
   observe(on: boolean): void {
     this.observed = on;
     if (on) this.detach();
-    this.attachable = !on && this.nativePort !== undefined;
+    this.attachable = this.mayAttach();
   }
 
   /** Where media is accepted from now (for symmetric RTP we send back to the same place). */
@@ -184,9 +192,9 @@ export class InboundPath {
   update(media: NegotiatedMedia, nowMs: number): void {
     // The source, payload type or clock may change: attach again (or not) from the next slot.
     this.detach();
-    this.attachable = !this.observed && this.nativePort !== undefined;
     const old = this.media;
     this.media = media;
+    this.attachable = this.mayAttach();
     const moved = old.remote.address !== media.remote.address || old.remote.port !== media.remote.port;
     if (moved) this.filter.updateExpected(media.remote);
     if (old.codec.clockRate !== media.codec.clockRate) {

@@ -47,6 +47,8 @@ import type { TransportAddress } from './source-filter.ts';
 import { UdpSender } from './udp-sender.ts';
 import { connectKeepsMedia, isWildcardAddress, probeRouteSource, type RouteSourceProbe } from './connect-guard.ts';
 import { normalizeAddress } from './media-address.ts';
+import { SrtpMedia } from './srtp/srtp-media.ts';
+import type { CipherFactory } from './srtp/cipher.ts';
 
 export type { DtmfSendOptions, OutboundAudio, RtpSessionEvents, RtpSessionStats } from './media-types.ts';
 
@@ -85,6 +87,8 @@ export interface RtpSessionOptions {
   learnSource?: boolean;
   /** How the route's source address toward a peer is found (connect-guard.ts); tests replace it. */
   routeSource?: RouteSourceProbe;
+  /** SRTP transforms (default: native where built, else node:crypto); for the bench and tests. */
+  srtpCiphers?: CipherFactory;
 }
 
 /**
@@ -138,6 +142,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   /** Keys delivered, whichever way they came (stats().dtmfReceived). */
   private deliveredDtmf = 0;
   private tap: InboundTap | undefined;
+  /** The call's SRTP when the SDP negotiated it (srtp/srtp-media.ts); plain RTP otherwise. */
+  private srtp: SrtpMedia | undefined;
   private closing: Promise<void> | undefined;
   /** Each received datagram is parsed into this one object (parseRtpInto); its payload is new each time. */
   private readonly rxPacket: RtpPacket = {
@@ -223,6 +229,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.state !== 'allocated') throw new Error(`start() in state ${this.state}`);
     this.state = 'started';
     this.media = media;
+    this.srtp = SrtpMedia.for(media.srtp, undefined, this.options.srtpCiphers);
     const now = this.clock.monotonic();
     this.in = new InboundPath(media, now, this.queue, {
       dtmf: (digit, durationMs, source) => this.deliverDtmf(digit, durationMs, source),
@@ -281,6 +288,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.state !== 'started') throw new Error(`update() in state ${this.state}`);
     const old = this.media!;
     this.media = media;
+    this.srtp = SrtpMedia.for(media.srtp, this.srtp, this.options.srtpCiphers);
     if (old.remote.address !== media.remote.address || old.remote.rtcpPort !== media.remote.rtcpPort) this.rtcpTarget = undefined;
     const now = this.clock.monotonic();
     this.in!.update(media, now);
@@ -289,6 +297,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.out!.setSending(this.maySend(media));
     this.timedOut = false;
     this.aimRtp();
+  }
+
+  /** The SRTP keys in force (a re-INVITE answer keeps ours when the suite stays), or undefined. */
+  get negotiatedSrtp(): NegotiatedMedia['srtp'] {
+    return this.media?.srtp;
   }
 
   /** Attach (or with undefined, detach) the inbound observer; a started session reports its media at once. */
@@ -354,6 +367,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       dtmfReceived: this.deliveredDtmf,
       dtmfSent: this.out?.counters.dtmfSent ?? 0,
       inboundNative: this.in?.native ?? false,
+      srtp: this.srtp?.suite,
+      srtpAuthFailed: this.srtp?.counters.authFailed ?? 0,
+      srtpReplayed: this.srtp?.counters.replayed ?? 0,
     };
   }
 
@@ -381,7 +397,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (!pair) return;
     if (wasStarted && this.rtcp) {
       const target = this.rtcpDestination();
-      if (target) await sendAndWait(pair.rtcp, this.rtcp.byePacket(reason), target);
+      const bye = this.rtcp.byePacket(reason);
+      if (target) await sendAndWait(pair.rtcp, this.srtp ? this.srtp.protectRtcp(bye) : bye, target);
     }
     pair.rtp.removeAllListeners('message');
     pair.rtcp.removeAllListeners('message');
@@ -418,6 +435,13 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.state !== 'started') return;
     // rtcp-mux (RFC 5761): some peers send RTCP to the RTP port.
     if (looksLikeRtcp(msg)) return this.onRtcp(msg, rinfo);
+    // SRTP: authenticated and decrypted in place; what fails (forged, replayed) is counted there
+    // and goes no further: not to the source filter, which it must not latch, nor the decoder.
+    if (this.srtp) {
+      const length = this.srtp.unprotectRtp(msg);
+      if (length < 0) return;
+      msg = msg.subarray(0, length);
+    }
     // One packet object for every datagram: nothing downstream keeps it (InboundTap's contract).
     const packet = this.rxPacket;
     if (parseRtpInto(msg, packet) !== undefined) {
@@ -432,6 +456,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.state !== 'started') return;
     const from = { address: rinfo.address, port: rinfo.port };
     if (!this.in!.acceptRtcpFrom(from)) return;
+    if (this.srtp) {
+      const length = this.srtp.unprotectRtcp(msg);
+      if (length < 0) return;
+      msg = msg.subarray(0, length);
+    }
     // Symmetric RTCP: answer where their reports come from (NAT rarely keeps RTP port + 1).
     if (this.rtcp!.receive(msg)) this.rtcpTarget = from;
   }
@@ -446,7 +475,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (!out) return;
     let bytes: Uint8Array;
     let payloadBytes: number;
-    if (packet.room === RTP_HEADER_LENGTH) {
+    if (this.srtp) {
+      // The datagram needs room for the tag after the payload: one new buffer, as rtpDatagram.
+      bytes = this.srtp.protectRtp(packet, this.sequence, this.ssrc);
+      payloadBytes = packet.room === RTP_HEADER_LENGTH ? packet.payload.length - RTP_HEADER_LENGTH : packet.payload.length;
+    } else if (packet.room === RTP_HEADER_LENGTH) {
       bytes = packet.payload;
       payloadBytes = bytes.length - RTP_HEADER_LENGTH;
       writeRtpHeader(bytes, packet.payloadType, packet.marker, this.sequence, packet.timestamp, this.ssrc);
@@ -521,7 +554,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   private sendRtcp(bytes: Uint8Array): void {
     const target = this.rtcpDestination();
-    if (target && this.pair) this.pair.rtcp.send(bytes, target.port, target.address);
+    if (target && this.pair) this.pair.rtcp.send(this.srtp ? this.srtp.protectRtcp(bytes) : bytes, target.port, target.address);
   }
 
   private fail(error: Error): void {

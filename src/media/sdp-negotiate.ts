@@ -17,6 +17,9 @@ import {
   type SdpMedia,
 } from './sdp.ts';
 import { writeSdp, type SdpSession, type WrittenFormat, type WrittenMedia } from './sdp-write.ts';
+import { newMasterKey, offerCryptos, parseCryptoAttribute, writeCryptoAttribute, type CryptoAttribute, type SrtpPolicy } from './srtp/sdes.ts';
+import type { MasterKey } from './srtp/srtp-session.ts';
+import type { SrtpSuiteName } from './srtp/suites.ts';
 
 export interface LocalMedia {
   /** Our RTP address, written in c= and o=. */
@@ -37,6 +40,17 @@ export interface LocalMedia {
   /** Answer with only the chosen codec, so the far end cannot switch mid-call. */
   singleCodecAnswer?: boolean;
   sessionName?: string;
+  /** SDES-SRTP (RFC 4568): 'off' (default) plain RTP only, 'offered' best-effort, 'required'. */
+  srtp?: SrtpPolicy;
+  /** The SRTP in force (re-INVITE): our key is kept when the same suite is chosen again. */
+  currentSrtp?: NegotiatedSrtp;
+}
+
+/** The SRTP of a call: the suite, our master key (what we send) and theirs (what we receive). */
+export interface NegotiatedSrtp {
+  suite: SrtpSuiteName;
+  local: MasterKey;
+  remote: MasterKey;
 }
 
 export interface NegotiatedMedia {
@@ -58,6 +72,8 @@ export interface NegotiatedMedia {
   remoteFmtp?: string;
   /** Index of the audio m= line. */
   mediaIndex: number;
+  /** Set when the stream is SRTP (SDES keys); absent for plain RTP. */
+  srtp?: NegotiatedSrtp;
 }
 
 export interface AnswerResult extends NegotiatedMedia {
@@ -70,6 +86,8 @@ export interface OfferedMedia {
   dtmfPayloadType?: number;
   ptimeMs: number;
   direction: MediaDirection;
+  /** The crypto lines we offered (each with our key for it), and our policy. */
+  srtp?: { policy: SrtpPolicy; cryptos: readonly CryptoAttribute[] };
 }
 
 export interface OfferResult {
@@ -80,7 +98,35 @@ export interface OfferResult {
 
 const DTMF_NAME = 'telephone-event';
 const DTMF_EVENTS = '0-16';
-const SUPPORTED_PROTOCOLS = new Set(['RTP/AVP', 'RTP/AVPF']);
+const SUPPORTED_PROTOCOLS = new Set(['RTP/AVP', 'RTP/AVPF', 'RTP/SAVP', 'RTP/SAVPF']);
+const SECURE_PROTOCOLS = new Set(['RTP/SAVP', 'RTP/SAVPF']);
+
+/**
+ * The SRTP answer to one offered stream: their first crypto line we can honour (RFC 4568 §7.1.2
+ * leaves the choice to the answerer; the offerer's order is its preference), with our key under
+ * the same tag. Undefined with a reason when the stream cannot be (or, by policy, must not be)
+ * answered with what it offers.
+ */
+function answerCrypto(m: SdpMedia, local: LocalMedia): { crypto?: { theirs: CryptoAttribute; ours: CryptoAttribute }; refusal?: string } {
+  const policy = local.srtp ?? 'off';
+  const secure = SECURE_PROTOCOLS.has(m.protocol);
+  if (policy === 'off') return secure ? { refusal: 'SRTP is off for this trunk' } : {};
+  const reasons: string[] = [];
+  for (const line of m.cryptos) {
+    const parsed = parseCryptoAttribute(line);
+    if (!parsed.ok) {
+      reasons.push(parsed.reason);
+      continue;
+    }
+    const theirs = parsed.crypto;
+    const kept = local.currentSrtp?.suite === theirs.suite.name ? local.currentSrtp.local : undefined;
+    return { crypto: { theirs, ours: { tag: theirs.tag, suite: theirs.suite, master: kept ?? newMasterKey(theirs.suite) } } };
+  }
+  if (secure || policy === 'required') {
+    return { refusal: m.cryptos.length === 0 ? 'SRTP is required but the stream offers no crypto attribute' : `no usable crypto attribute (${reasons.join('; ')})` };
+  }
+  return {};
+}
 
 function localCodecs(local: LocalMedia): readonly Codec[] {
   return local.codecs ?? resolveCodecs(DEFAULT_CODEC_PREFERENCE);
@@ -134,11 +180,17 @@ export function answerOffer(offerSdp: string, local: LocalMedia, session: SdpSes
   const codecs = localCodecs(local);
   let chosen: { negotiated: NegotiatedMedia; media: WrittenMedia } | undefined;
   let sawAudio = false;
+  let srtpRefusal: string | undefined;
 
   const written = offer.media.map((m): WrittenMedia => {
     const rejected: WrittenMedia = { kind: 'rejected', type: m.type, protocol: m.protocol, formatList: m.formatList };
     if (chosen || m.type !== 'audio' || m.port === 0 || !SUPPORTED_PROTOCOLS.has(m.protocol)) return rejected;
     sawAudio = true;
+    const security = answerCrypto(m, local);
+    if (security.refusal !== undefined) {
+      srtpRefusal ??= security.refusal;
+      return rejected;
+    }
     const common = m.formats
       .map((f) => ({ format: f, codec: matchCodec(f, codecs) }))
       .filter((x): x is { format: SdpFormat; codec: Codec } => x.codec !== undefined);
@@ -167,6 +219,7 @@ export function answerOffer(offerSdp: string, local: LocalMedia, session: SdpSes
       ptimeMs,
       direction,
       ...(local.rtcpPort !== undefined ? { rtcpPort: local.rtcpPort } : {}),
+      ...(security.crypto ? { cryptos: [writeCryptoAttribute(security.crypto.ours)] } : {}),
     };
     chosen = {
       media,
@@ -181,12 +234,16 @@ export function answerOffer(offerSdp: string, local: LocalMedia, session: SdpSes
         remoteHold: heldByAddress || !canSend(mirrorDirection(m.direction)),
         ...(first.format.fmtp !== undefined ? { remoteFmtp: first.format.fmtp } : {}),
         mediaIndex: m.index,
+        ...(security.crypto
+          ? { srtp: { suite: security.crypto.ours.suite.name, local: security.crypto.ours.master, remote: security.crypto.theirs.master } }
+          : {}),
       },
     };
     return media;
   });
 
   if (!chosen) {
+    if (srtpRefusal !== undefined) throw new SdpNegotiationError('SRTP_NOT_ACCEPTABLE', srtpRefusal);
     throw sawAudio
       ? new SdpNegotiationError('NO_COMMON_CODEC', `no common audio codec; we support ${codecs.map((c) => c.name).join(', ')}`)
       : new SdpNegotiationError('NO_AUDIO_STREAM', 'the offer has no usable RTP/AVP audio stream');
@@ -215,15 +272,22 @@ export function createOffer(local: LocalMedia, session: SdpSession): OfferResult
   }
   const ptimeMs = local.ptimeMs ?? 20;
   const direction = local.direction ?? 'sendrecv';
+  const policy = local.srtp ?? 'off';
+  // 'offered' is best-effort SRTP: RTP/AVP with a=crypto lines. A peer without SRTP ignores them
+  // and answers plain RTP, one with it answers a crypto line (common SBC and softswitch practice;
+  // RFC 5939 capability negotiation is rarely implemented, and two m= lines confuse many stacks).
+  // 'required' offers RTP/SAVP, which a peer without SRTP must refuse.
+  const cryptos = policy === 'off' ? undefined : offerCryptos().map((c) => (local.currentSrtp?.suite === c.suite.name ? { ...c, master: local.currentSrtp.local } : c));
   const media: WrittenMedia = {
     kind: 'active',
     type: 'audio',
     port: local.port,
-    protocol: 'RTP/AVP',
+    protocol: policy === 'required' ? 'RTP/SAVP' : 'RTP/AVP',
     formats: written,
     ptimeMs,
     direction,
     ...(local.rtcpPort !== undefined ? { rtcpPort: local.rtcpPort } : {}),
+    ...(cryptos ? { cryptos: cryptos.map(writeCryptoAttribute) } : {}),
   };
   const { sdp, session: next } = writeSdp(
     { address: local.address, sessionName: local.sessionName ?? 'Switchboard', media: [media] },
@@ -232,7 +296,13 @@ export function createOffer(local: LocalMedia, session: SdpSession): OfferResult
   return {
     offerSdp: sdp,
     session: next,
-    offered: { formats, ...(dtmfPayloadType !== undefined ? { dtmfPayloadType } : {}), ptimeMs, direction },
+    offered: {
+      formats,
+      ...(dtmfPayloadType !== undefined ? { dtmfPayloadType } : {}),
+      ptimeMs,
+      direction,
+      ...(cryptos ? { srtp: { policy, cryptos } } : {}),
+    },
   };
 }
 
@@ -254,6 +324,7 @@ export function processAnswer(answerSdp: string, offered: OfferedMedia): Negotia
   const first = accepted[0];
   if (!first) throw new SdpNegotiationError('NO_COMMON_CODEC', 'the answer names no codec we offered');
 
+  const srtp = answeredSrtp(m, offered);
   const remote = remoteOf(m);
   const heldByAddress = isHoldAddress(remote.address);
   const answered = heldByAddress ? intersectDirections(m.direction, 'sendonly') : m.direction;
@@ -269,5 +340,24 @@ export function processAnswer(answerSdp: string, offered: OfferedMedia): Negotia
     remoteHold: heldByAddress || !canSend(mirrorDirection(m.direction)),
     ...(first.format.fmtp !== undefined ? { remoteFmtp: first.format.fmtp } : {}),
     mediaIndex: m.index,
+    ...(srtp ? { srtp } : {}),
   };
+}
+
+/** The answer's crypto line must name a tag and suite we offered (RFC 4568 §7.1.3). */
+function answeredSrtp(m: SdpMedia, offered: OfferedMedia): NegotiatedSrtp | undefined {
+  const policy = offered.srtp?.policy ?? 'off';
+  if (offered.srtp && m.cryptos.length > 0) {
+    for (const line of m.cryptos) {
+      const parsed = parseCryptoAttribute(line);
+      if (!parsed.ok) continue;
+      const ours = offered.srtp.cryptos.find((c) => c.tag === parsed.crypto.tag && c.suite.name === parsed.crypto.suite.name);
+      if (ours) return { suite: ours.suite.name, local: ours.master, remote: parsed.crypto.master };
+    }
+    throw new SdpNegotiationError('SRTP_NOT_ACCEPTABLE', 'the answer names no crypto attribute we offered');
+  }
+  if (policy === 'required' || SECURE_PROTOCOLS.has(m.protocol)) {
+    throw new SdpNegotiationError('SRTP_NOT_ACCEPTABLE', 'the answer has no crypto attribute for an SRTP stream');
+  }
+  return undefined;
 }

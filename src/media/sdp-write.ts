@@ -35,6 +35,8 @@ export type WrittenMedia =
       ptimeMs: number;
       direction: MediaDirection;
       rtcpPort?: number;
+      /** a=crypto values (RFC 4568), written after the formats. */
+      cryptos?: readonly string[];
     }
   /** A stream we refuse: port 0, the offered format list echoed (RFC 3264 §6). */
   | { kind: 'rejected'; type: string; protocol: string; formatList: string };
@@ -66,6 +68,7 @@ function render(doc: SdpDocument, session: SdpSession, version: number): string 
       lines.push(`a=rtpmap:${f.payloadType} ${f.name}/${f.clockRate}${f.channels > 1 ? `/${f.channels}` : ''}`);
       if (f.fmtp) lines.push(`a=fmtp:${f.payloadType} ${f.fmtp}`);
     }
+    for (const c of m.cryptos ?? []) lines.push(`a=crypto:${c}`);
     lines.push(`a=ptime:${m.ptimeMs}`, `a=${m.direction}`);
   }
   return lines.join('\r\n') + '\r\n';

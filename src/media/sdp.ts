@@ -32,6 +32,8 @@ export interface SdpMedia {
   direction: MediaDirection;
   ptimeMs?: number;
   maxptimeMs?: number;
+  /** a=crypto values (RFC 4568) as written, in order; parsed by srtp/sdes.ts. */
+  cryptos: string[];
 }
 
 export interface SdpOrigin {
@@ -48,7 +50,7 @@ export interface ParsedSdp {
 }
 
 /** SIP status the failure maps to: 488 Not Acceptable Here, or 400 for unreadable SDP. */
-export type SdpFailureCode = 'MALFORMED_SDP' | 'NO_AUDIO_STREAM' | 'NO_COMMON_CODEC' | 'STREAM_REJECTED';
+export type SdpFailureCode = 'MALFORMED_SDP' | 'NO_AUDIO_STREAM' | 'NO_COMMON_CODEC' | 'STREAM_REJECTED' | 'SRTP_NOT_ACCEPTABLE';
 
 export class SdpNegotiationError extends Error {
   /** The SIP response to send (RFC 3261 §21.4.26 for 488). */
@@ -83,6 +85,7 @@ export function parseSdp(text: string): ParsedSdp {
   if (!/^v=0\s*$/m.test(text)) throw new SdpNegotiationError('MALFORMED_SDP', 'SDP has no v=0 line');
   const origin = parseOrigin(text);
   const session = parse(text);
+  const cryptos = cryptoLinesByMedia(text);
   const sessionAddress = session.connection?.ip;
   const sessionDirection = asDirection(session.direction) ?? 'sendrecv';
   const media = (session.media ?? []).map((m, index): SdpMedia => {
@@ -117,9 +120,28 @@ export function parseSdp(text: string): ParsedSdp {
       direction: asDirection(m.direction) ?? sessionDirection,
       ...(m.ptime !== undefined ? { ptimeMs: Number(m.ptime) } : {}),
       ...(m.maxptime !== undefined ? { maxptimeMs: Number(m.maxptime) } : {}),
+      cryptos: cryptos[index] ?? [],
     };
   });
   return { origin, media };
+}
+
+/**
+ * The raw a=crypto values of each m= section: sdp-transform keeps only the first session
+ * parameter of a line, and a parameter it dropped could be one that makes the key unusable.
+ */
+function cryptoLinesByMedia(text: string): string[][] {
+  const out: string[][] = [];
+  let current: string[] | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    if (line.startsWith('m=')) {
+      current = [];
+      out.push(current);
+    } else if (current && line.startsWith('a=crypto:')) {
+      current.push(line.slice('a=crypto:'.length).trim());
+    }
+  }
+  return out;
 }
 
 function parseOrigin(text: string): SdpOrigin {

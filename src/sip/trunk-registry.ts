@@ -1,3 +1,4 @@
+import type { SrtpPolicy } from '../media/srtp/sdes.ts';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { digitsOf } from '../util/phone.ts';
@@ -40,6 +41,8 @@ export interface TrunkSpec {
    * false: media only from the SDP address, unless that is private; src/media/source-filter.ts).
    */
   mediaNat?: boolean;
+  /** SDES-SRTP policy for the trunk's calls (absent: 'off'). */
+  srtp?: SrtpPolicy;
 }
 
 export type SipTrunkTransport = 'udp' | 'tcp' | 'tls';

@@ -113,6 +113,8 @@ export interface SipTrunksTable {
   /** Learn a call's RTP source behind NAT even where the SDP names a public address. */
   media_nat: Flag;
   country_code: string;
+  /** 'off' | 'offered' | 'required' (SDES-SRTP policy). */
+  srtp: Generated<string>;
   inbound_trunk_id: string;
   outbound_trunk_id: string;
   created_at: Ms;

@@ -8,8 +8,11 @@ import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { ulaw } from '../../src/media/codecs/g711.ts';
 import { digitToEvent, parseDtmfPayload, serializeDtmfPayload, eventToDigit } from '../../src/media/dtmf.ts';
-import { parseRtp, serializeRtp } from '../../src/media/rtp-packet.ts';
+import { looksLikeRtcp, parseRtp, serializeRtp } from '../../src/media/rtp-packet.ts';
 import { parseSdp } from '../../src/media/sdp.ts';
+import { newMasterKey, parseCryptoAttribute, writeCryptoAttribute } from '../../src/media/srtp/sdes.ts';
+import { SrtpSession, type MasterKey } from '../../src/media/srtp/srtp-session.ts';
+import { suiteByName, type SrtpSuiteName } from '../../src/media/srtp/suites.ts';
 
 export const PHONE_RATE = 8000;
 const SAMPLES = 160; // 20 ms at 8 kHz
@@ -39,6 +42,17 @@ export class PhoneRtp {
   private held: Uint8Array | undefined;
   private lastDtmfTs = -1;
   private version = 1;
+  /** SDES-SRTP, when secure() was called: our key in the SDP, theirs from setRemote(). */
+  private security: { suite: SrtpSuiteName; profile: string; tag: number; key: MasterKey } | undefined;
+  private srtp: SrtpSession | undefined;
+  /** Datagrams that failed SRTP checks here (they must not be heard). */
+  srtpRefused = 0;
+  /** The last SRTP datagrams we sent, as sent (for replay and tampering tests). */
+  readonly sentDatagrams: Buffer[] = [];
+  /** One datagram the engine sent, as it came off the wire (before unprotect). */
+  firstWireDatagram: Buffer | undefined;
+  /** The same datagram after unprotect. */
+  firstPlainDatagram: Buffer | undefined;
 
   private constructor(
     socket: dgram.Socket,
@@ -63,6 +77,20 @@ export class PhoneRtp {
 
   /** Offer and answer telephone-event (off: a trunk that sends keys in INFO or in the audio). */
   telephoneEvent = true;
+  /** Offer (or answer) SDES-SRTP with `suite` on `profile` from now on, with a fresh key of ours. */
+  secure(suite: SrtpSuiteName, profile = 'RTP/SAVP', tag = 1): void {
+    this.security = { suite, profile, tag, key: newMasterKey(suiteByName(suite)!) };
+  }
+
+  /** Whether the far end's SDP gave us its key (the call is SRTP). */
+  get secured(): boolean {
+    return this.srtp !== undefined;
+  }
+
+  /** Sends bytes as they are (a replayed or tampered datagram). */
+  sendDatagram(bytes: Uint8Array): void {
+    if (this.remote) this.socket.send(bytes, this.remote.port, this.remote.address);
+  }
 
   /** Our SDP (offer or answer; both list exactly what we support). */
   sdp(direction: PhoneRtp['direction'] = this.direction): string {
@@ -74,7 +102,10 @@ export class PhoneRtp {
       's=test phone',
       `c=IN IP4 ${this.advertised}`,
       't=0 0',
-      `m=audio ${this.port} RTP/AVP 0${this.telephoneEvent ? ' 101' : ''}`,
+      `m=audio ${this.port} ${this.security?.profile ?? 'RTP/AVP'} 0${this.telephoneEvent ? ' 101' : ''}`,
+      ...(this.security
+        ? [`a=crypto:${writeCryptoAttribute({ tag: this.security.tag, suite: suiteByName(this.security.suite)!, master: this.security.key })}`]
+        : []),
       'a=rtpmap:0 PCMU/8000',
       ...(this.telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
@@ -93,6 +124,9 @@ export class PhoneRtp {
     const m = parseSdp(sdp).media.find((x) => x.type === 'audio');
     if (!m?.address) throw new Error('no audio in remote SDP');
     this.remote = { address: m.address, port: m.port };
+    if (!this.security) return;
+    const theirs = m.cryptos.map(parseCryptoAttribute).find((c) => c.ok && c.crypto.suite.name === this.security!.suite);
+    if (theirs?.ok) this.srtp ??= new SrtpSession(theirs.crypto.suite, this.security.key, theirs.crypto.master);
   }
 
   /** Sends 20 ms frames from `source` until it returns undefined (then silence). */
@@ -137,7 +171,15 @@ export class PhoneRtp {
   private sendRaw(pt: number, timestamp: number, payload: Uint8Array, marker: boolean): void {
     const remote = this.remote;
     if (!remote) return;
-    const bytes = serializeRtp({ payloadType: pt, sequenceNumber: this.seq, timestamp, ssrc: this.ssrc, marker, payload });
+    let bytes: Uint8Array = serializeRtp({ payloadType: pt, sequenceNumber: this.seq, timestamp, ssrc: this.ssrc, marker, payload });
+    if (this.srtp) {
+      const room = Buffer.alloc(bytes.length + 32);
+      room.set(bytes);
+      const secured = room.subarray(0, this.srtp.protectRtp(room, bytes.length));
+      this.sentDatagrams.push(secured);
+      if (this.sentDatagrams.length > 200) this.sentDatagrams.shift();
+      bytes = secured;
+    }
     this.seq = (this.seq + 1) & 0xffff;
     this.packetsSent++;
     const { loss = 0, reorder = 0 } = this.impairments;
@@ -154,6 +196,17 @@ export class PhoneRtp {
   }
 
   private onPacket(msg: Buffer): void {
+    if (this.srtp) {
+      if (looksLikeRtcp(msg)) return;
+      this.firstWireDatagram ??= Buffer.from(msg);
+      const n = this.srtp.unprotectRtp(msg, msg.length);
+      if (n < 0) {
+        this.srtpRefused++;
+        return;
+      }
+      msg = msg.subarray(0, n);
+      this.firstPlainDatagram ??= Buffer.from(msg);
+    }
     const parsed = parseRtp(msg);
     if (!parsed.ok) return; // RTCP and junk
     const p = parsed.packet;

@@ -13,6 +13,8 @@ import { UserAgent } from '../../src/sip/user-agent.ts';
 import { TrunkAuthenticator } from '../../src/sip/trunk-auth.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { PhoneRtp } from './test-phone-rtp.ts';
+import type { SrtpSuiteName } from '../../src/media/srtp/suites.ts';
+import { parseSdp } from '../../src/media/sdp.ts';
 
 export const FAST_TIMERS = { t1Ms: 50, t2Ms: 400, t4Ms: 100 };
 
@@ -110,6 +112,8 @@ export class TestPhone {
   /** Challenge incoming INVITEs with digest (a carrier that authenticates us). */
   challenge: TrunkAuthenticator | undefined;
   challengeCredentials = { username: 'trunkuser', password: 'trunk-secret' };
+  /** Answer SDES-SRTP offers with this suite (under the offer's tag for it, on its profile). */
+  answerSrtp: SrtpSuiteName | undefined;
   /** Calls the engine placed to us, as they arrive. */
   readonly incoming: IncomingInvite[] = [];
   readonly answered: PhoneCall[] = [];
@@ -141,9 +145,20 @@ export class TestPhone {
   }
 
   /** Places a call; `outcome` tells how it went, `ended` when it is over. */
-  async dial(target: string, opts: { credentials?: { username: string; password: string }; headers?: SipHeader[]; offer?: string; telephoneEvent?: boolean } = {}): Promise<PhoneCall> {
+  async dial(
+    target: string,
+    opts: {
+      credentials?: { username: string; password: string };
+      headers?: SipHeader[];
+      offer?: string;
+      telephoneEvent?: boolean;
+      /** Offer SDES-SRTP with this suite (on RTP/SAVP unless `profile` says otherwise). */
+      srtp?: { suite: SrtpSuiteName; profile?: string };
+    } = {},
+  ): Promise<PhoneCall> {
     const rtp = await this.leg();
     if (opts.telephoneEvent === false) rtp.telephoneEvent = false;
+    if (opts.srtp) rtp.secure(opts.srtp.suite, opts.srtp.profile);
     const invite = this.ua.invite(target, opts.offer ?? rtp.sdp(), {
       ...(opts.credentials ? { credentials: digestCredentials(opts.credentials.username, opts.credentials.password) } : {}),
       ...(opts.headers ? { headers: opts.headers } : {}),
@@ -182,6 +197,11 @@ export class TestPhone {
     inc.ringing();
     if (mode === 'ring') return;
     const rtp = await this.leg();
+    if (inc.offer && this.answerSrtp) {
+      const m = parseSdp(inc.offer).media.find((x) => x.type === 'audio');
+      const line = m?.cryptos.find((c) => c.split(/\s+/)[1] === this.answerSrtp);
+      if (m && line) rtp.secure(this.answerSrtp, m.protocol, Number(line.split(/\s+/)[0]));
+    }
     if (inc.offer) rtp.setRemote(inc.offer);
     if (inc.state !== 'pending') return;
     const dialog = inc.accept(rtp.sdp());

@@ -31,6 +31,12 @@ const body = z.object({
   transport: z.enum(['udp', 'tcp', 'tls']).nullish(),
   /** Beyond the spec: learn the media source behind NAT even where the SDP names a public address. */
   media_nat: z.boolean().default(false),
+  /**
+   * SDES-SRTP (an addition to the spec's fields): 'off' keeps plain RTP, 'offered' secures the
+   * media when the far end agrees, 'required' refuses calls without SRTP. SDES keys travel in the
+   * SDP, so 'required' is accepted only with transport 'tls'.
+   */
+  srtp: z.enum(['off', 'offered', 'required']).default('off'),
 });
 
 /** Extensions are SIP user parts: digits, letters and the few punctuation marks dial plans use. */
@@ -41,6 +47,10 @@ type Body = z.output<typeof body>;
 /** The rules zod cannot express; returns the normalized trunk or throws 422 with every problem. */
 function validate(b: Body, accountId: number, tlsListening: boolean): NewSipTrunk {
   const errors: Record<string, string[]> = {};
+  if (b.srtp === 'required' && b.transport !== 'tls') {
+    // SDES keys travel in the SDP: in the clear unless the signalling is encrypted.
+    addError(errors, 'srtp', 'The srtp field may be required only on a trunk whose transport is tls (SDES keys travel in the SIP signalling).');
+  }
   if (b.transport === 'tls' && !tlsListening) {
     // The carrier's calls and in-dialog requests come back to our TLS listener.
     addError(errors, 'transport', 'The transport tls needs this engine to listen for SIP over TLS (set SIP_TLS_CERT and SIP_TLS_KEY).');
@@ -91,6 +101,7 @@ function validate(b: Body, accountId: number, tlsListening: boolean): NewSipTrun
     mediaNat: b.media_nat,
     countryCode: country!,
     transport: b.transport ?? null,
+    srtp: b.srtp,
   };
 }
 
@@ -110,6 +121,7 @@ export function presentTrunk(t: SipTrunk) {
     media_nat: t.mediaNat,
     country_code: t.countryCode,
     transport: t.transport,
+    srtp: t.srtp,
     inbound_trunk_id: t.inboundTrunkId,
     outbound_trunk_id: t.outboundTrunkId,
     created_at: iso(t.createdAt),

@@ -141,7 +141,7 @@ export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: tru
   let local;
   try {
     const ports = await media.allocate();
-    local = { address: ports.address, port: ports.rtpPort };
+    local = { address: ports.address, port: ports.rtpPort, srtp: spec.srtp ?? 'off' };
   } catch {
     await media.close('failed');
     return { ok: false, reason: 'failed', status: 503 };

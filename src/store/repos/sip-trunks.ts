@@ -1,3 +1,4 @@
+import { SRTP_POLICIES, type SrtpPolicy } from '../../media/srtp/sdes.ts';
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { SecretBox } from '../secrets.ts';
@@ -22,6 +23,8 @@ export interface SipTrunk {
   countryCode: string;
   /** Beside the spec's fields: the transport the trunk must use; null lets DNS choose (RFC 3263). */
   transport: SipTrunkTransport | null;
+  /** SDES-SRTP policy for this trunk's calls. */
+  srtp: SrtpPolicy;
   inboundTrunkId: string;
   outboundTrunkId: string;
   /** The phone_numbers row created with the trunk (what assistants take as phone_number_id). */
@@ -51,6 +54,7 @@ type Row = {
   media_nat: number;
   country_code: string;
   transport: string | null;
+  srtp: string;
   inbound_trunk_id: string;
   outbound_trunk_id: string;
   created_at: number;
@@ -99,6 +103,7 @@ export class SipTrunksRepo implements StoredTrunkSource {
           media_nat: flag(input.mediaNat),
           country_code: input.countryCode,
           transport: input.transport,
+          srtp: input.srtp,
           inbound_trunk_id: ids.inboundTrunkId,
           outbound_trunk_id: ids.outboundTrunkId,
           created_at: now,
@@ -183,6 +188,7 @@ export function specOf(trunk: Omit<NewSipTrunk, 'sipPassword'> & { id: number | 
     mediaNat: trunk.mediaNat,
     countryCode: trunk.countryCode,
     ...(trunk.transport ? { transport: trunk.transport } : {}),
+    srtp: trunk.srtp,
   };
 }
 
@@ -200,6 +206,7 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     allowedInboundIps: row.allowed_inbound_ips === null ? null : fromJson<string[]>(row.allowed_inbound_ips, []),
     outboundProxy: row.outbound_proxy === 1,
     mediaNat: row.media_nat === 1,
+    srtp: asSrtpPolicy(row.srtp),
     countryCode: row.country_code,
     transport: (row.transport as SipTrunkTransport | null) ?? null,
     inboundTrunkId: row.inbound_trunk_id,
@@ -208,4 +215,8 @@ function toTrunk(row: Row, phoneNumberId: number | null): SipTrunk {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+function asSrtpPolicy(value: string): SrtpPolicy {
+  return (SRTP_POLICIES as readonly string[]).includes(value) ? (value as SrtpPolicy) : 'off';
 }

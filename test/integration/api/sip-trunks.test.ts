@@ -62,9 +62,18 @@ describe('POST /user/sip-trunks', () => {
     expect(bad.body.errors).toHaveProperty('transport');
   });
 
-  it('a tls trunk on an engine listening for TLS: stored, shown and provisioned', async () => {
+  it("srtp 'required' only on a tls trunk: SDES keys must not travel in clear signalling", async () => {
+    const clear = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ srtp: 'required' }));
+    expect(clear.status).toBe(422);
+    expect(clear.body.errors.srtp[0]).toMatch(/transport is tls/);
+  });
+
+  it('a tls trunk on an engine listening for TLS: stored, shown and provisioned; srtp may be required there', async () => {
     const secure = await platform(10, { SIP_TLS_CERT: '/etc/switchboard/sip.pem', SIP_TLS_KEY: '/etc/switchboard/sip.key' });
     try {
+      const required = await secure.req(secure.a.key, 'POST', '/user/sip-trunks', trunkBody({ phone_number: '+14155550109', transport: 'tls', srtp: 'required' }));
+      expect(required.status).toBe(201);
+      expect(required.body.data).toMatchObject({ transport: 'tls', srtp: 'required' });
       const res = await secure.req(secure.a.key, 'POST', '/user/sip-trunks', trunkBody({ transport: 'tls' }));
       expect(res.status).toBe(201);
       expect(res.body.data.transport).toBe('tls');
@@ -133,12 +142,25 @@ describe('POST /user/sip-trunks', () => {
     ['country_code', { phone_number: '+88212345678' }],
     ['outbound_proxy', { outbound_proxy: 'yes' }],
     ['media_nat', { media_nat: 'yes' }],
+    ['srtp', { srtp: 'maybe' }],
   ])('422 {message, errors} naming %s', async (field, over) => {
     const res = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody(over));
     expect(res.status).toBe(422);
     expect(res.body.message).toEqual(expect.any(String));
     expect(res.body.errors[field]).toBeDefined();
     expect(await count('sip_trunks')).toBe(0);
+  });
+
+  it('srtp: off unless given; the policy is answered, stored and handed to the SIP layer, and survives a restart', async () => {
+    const plain = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody());
+    expect(plain.body.data.srtp).toBe('off');
+    const secured = await t.req(t.a.key, 'POST', '/user/sip-trunks', trunkBody({ sip_username: 'bob', srtp: 'offered' }));
+    expect(secured.status).toBe(201);
+    expect(secured.body.data.srtp).toBe('offered');
+    expect(t.ctx.trunks.list().find((x) => x.inboundTrunkId === secured.body.data.inbound_trunk_id)?.spec.srtp).toBe('offered');
+    const fresh = new InMemoryTrunkRegistry();
+    await restoreTrunks(t.ctx.repos.sipTrunks, fresh, createLogger('silent'));
+    expect(fresh.list().map((x) => x.spec.srtp).sort()).toEqual(['off', 'offered']);
   });
 
   it('409 {error} for the same number, username and address (any account, any case of host)', async () => {

@@ -27,8 +27,8 @@ describe('RtpSession DTMF', () => {
     await peer.sendDtmf('#', { durationMs: 200 });
     await sleep(60);
     expect(digits).toEqual([
-      { digit: '1', durationMs: 120 },
-      { digit: '#', durationMs: 200 },
+      { digit: '1', durationMs: 120, source: 'rfc4733' },
+      { digit: '#', durationMs: 200, source: 'rfc4733' },
     ]);
     // The three end packets of each are retransmissions, not new presses.
     expect(session.stats().dtmfReceived).toBe(2);

@@ -73,6 +73,7 @@ export function routeInvite(facts: InviteFacts, view: TrunkView): RouteDecision 
   if (diagnostic) {
     // Diagnostics belong to whoever trusts the source; strangers must not get a free echo.
     const owner = view.trunks.find(trusted);
+    if (owner?.spec.transport === 'tls' && facts.transport !== 'tls') return TLS_REQUIRED;
     return owner ? { kind: 'accept', trunk: owner, diagnostic } : FORBIDDEN;
   }
 

@@ -27,7 +27,8 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
-export async function startTestEngine(): Promise<TestEngine> {
+/** `env`: more settings for the engine (SIP over TLS, say). */
+export async function startTestEngine(env: Record<string, string> = {}): Promise<TestEngine> {
   const data = tempDir('engine');
   const sipPort = await freePort();
   let httpPort = await freePort();
@@ -43,6 +44,7 @@ export async function startTestEngine(): Promise<TestEngine> {
     RTP_PORT_MIN: String(rtp.minPort),
     RTP_PORT_MAX: String(rtp.maxPort),
     LOG_LEVEL: process.env.INTEROP_LOG_LEVEL ?? 'warn',
+    ...env,
   });
   let engine: Engine;
   try {

@@ -15,6 +15,7 @@ import type { Dialog, DialogEndReason } from '../../../src/sip/dialog.ts';
 import type { IncomingInvite } from '../../../src/sip/user-agent-incoming-invite.ts';
 import { UserAgent } from '../../../src/sip/user-agent.ts';
 import type { SipTls } from '../../../src/sip/tls/tls-streams.ts';
+import type { SrtpPolicy } from '../../../src/media/srtp/sdes.ts';
 import { engineRtpRange, LOOPBACK, tone, within } from './tools.ts';
 
 export interface MediaCall {
@@ -40,10 +41,10 @@ export class MediaUa {
   private constructor(
     readonly ua: UserAgent,
     readonly pool: PortPool,
-    private readonly mode: { answer: 'echo' | 'ring' },
+    private readonly mode: { answer: 'echo' | 'ring'; srtp: SrtpPolicy },
   ) {}
 
-  static async start(options: { userName?: string; answer?: 'echo' | 'ring'; tls?: SipTls } = {}): Promise<MediaUa> {
+  static async start(options: { userName?: string; answer?: 'echo' | 'ring'; tls?: SipTls; srtp?: SrtpPolicy } = {}): Promise<MediaUa> {
     const ua = await UserAgent.create({
       host: LOOPBACK,
       port: 0,
@@ -52,7 +53,7 @@ export class MediaUa {
       ...(options.tls ? { tls: options.tls } : {}),
     });
     const pool = new PortPool({ host: LOOPBACK, ...engineRtpRange() });
-    const self = new MediaUa(ua, pool, { answer: options.answer ?? 'echo' });
+    const self = new MediaUa(ua, pool, { answer: options.answer ?? 'echo', srtp: options.srtp ?? 'off' });
     ua.onInvite = (incoming) => void self.onInvite(incoming);
     return self;
   }
@@ -112,7 +113,7 @@ export class MediaUa {
     const session = new RtpSession({ pool: this.pool, publicAddress: LOOPBACK, rtpTimeoutMs: 0 });
     try {
       const local = await session.allocate();
-      const answer = answerOffer(incoming.offer ?? '', { address: LOOPBACK, port: local.rtpPort }, createSdpSession(randomBytes(4).readUInt32BE(0).toString()));
+      const answer = answerOffer(incoming.offer ?? '', { address: LOOPBACK, port: local.rtpPort, srtp: this.mode.srtp }, createSdpSession(randomBytes(4).readUInt32BE(0).toString()));
       session.start(answer);
       const dialog = incoming.accept(answer.answerSdp);
       const heard: Int16Array[] = [];
@@ -128,7 +129,7 @@ export class MediaUa {
   async dial(target: string, toneHz: number): Promise<MediaCall> {
     const session = new RtpSession({ pool: this.pool, publicAddress: LOOPBACK, rtpTimeoutMs: 0 });
     const local = await session.allocate();
-    const offer = createOffer({ address: LOOPBACK, port: local.rtpPort }, createSdpSession(randomBytes(4).readUInt32BE(0).toString()));
+    const offer = createOffer({ address: LOOPBACK, port: local.rtpPort, srtp: this.mode.srtp }, createSdpSession(randomBytes(4).readUInt32BE(0).toString()));
     const invite = this.ua.invite(target, offer.offerSdp);
     let dialog: Dialog;
     try {

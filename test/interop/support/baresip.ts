@@ -38,6 +38,8 @@ export interface BaresipOptions {
   mediaenc?: 'srtp' | 'srtp-mand';
   /** Log SIP messages to the output (-s), for debugging. */
   sipTrace?: boolean;
+  /** The address SIP listens on and SDP names (`sip_listen`, `net_interface`); default 127.0.0.1, `::1` for IPv6. */
+  host?: string;
 }
 
 export interface BaresipEvent {
@@ -62,18 +64,20 @@ export class Baresip {
     readonly sipPort: number,
     readonly ctrlPort: number,
     readonly user: string,
+    /** `host` as written in a URI (an IPv6 address in brackets). */
+    readonly uriHost: string,
     private readonly child: Child,
     private readonly removeDir: () => void,
   ) {}
 
   /** The SIP URI of this baresip's account, for the engine to call. */
   get uri(): string {
-    return `sip:${this.user}@${LOOPBACK}:${this.sipPort}`;
+    return `sip:${this.user}@${this.uriHost}:${this.sipPort}`;
   }
 
   /** The account's URI over TLS (baresip listens for TLS on the SIP port + 1). */
   get tlsUri(): string {
-    return `sip:${this.user}@${LOOPBACK}:${this.sipPort + 1};transport=tls`;
+    return `sip:${this.user}@${this.uriHost}:${this.sipPort + 1};transport=tls`;
   }
 
   get output(): string {
@@ -104,6 +108,8 @@ export class Baresip {
     const tmp = tempDir('baresip');
     const dir = tmp.path;
     const user = options.user ?? 'baresip';
+    const host = options.host ?? LOOPBACK;
+    const uriHost = host.includes(':') ? `[${host}]` : host;
     const sipPort = options.sipPort ?? (await freePort());
     let ctrlPort = await freePort();
     while (ctrlPort === sipPort) ctrlPort = await freePort();
@@ -120,10 +126,10 @@ export class Baresip {
       join(dir, 'config'),
       [
         'poll_method\t\tpoll',
-        `sip_listen\t\t${LOOPBACK}:${sipPort}`,
+        `sip_listen\t\t${uriHost}:${sipPort}`,
         `sip_transports\t\t${(options.transports ?? ['udp']).join(',')}`,
         ...(options.tls ? [`sip_certificate\t\t${options.tls.bundleFile}`, `sip_cafile\t\t${options.tls.caFile}`] : []),
-        `net_interface\t\t${LOOPBACK}`,
+        `net_interface\t\t${host}`,
         'call_max_calls\t\t4',
         `audio_player\t\taubridge,play-${sipPort}`,
         `audio_source\t\taufile,${join(dir, 'source.wav')}`,
@@ -145,12 +151,12 @@ export class Baresip {
     writeFileSync(
       join(dir, 'accounts'),
       // baresip assumes 8 kHz when a codec name has no rate: G.722 must be spelled out.
-      `<sip:${user}@${LOOPBACK}${options.tls ? ';transport=tls' : ''}>;regint=0;answermode=auto${options.mediaenc ? `;mediaenc=${options.mediaenc}` : ''};audio_codecs=${codecs.map((c) => (c.toUpperCase() === 'G722' ? 'G722/16000/1' : c.toUpperCase() === 'OPUS' ? 'opus/48000/2' : c)).join(',')}\n`,
+      `<sip:${user}@${uriHost}${options.tls ? ';transport=tls' : ''}>;regint=0;answermode=auto${options.mediaenc ? `;mediaenc=${options.mediaenc}` : ''};audio_codecs=${codecs.map((c) => (c.toUpperCase() === 'G722' ? 'G722/16000/1' : c.toUpperCase() === 'OPUS' ? 'opus/48000/2' : c)).join(',')}\n`,
     );
     writeFileSync(join(dir, 'contacts'), '');
     const args = ['-f', dir, ...(options.sipTrace ? ['-s'] : [])];
     const child = startChild('baresip', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    const instance = new Baresip(dir, sipPort, ctrlPort, user, child, tmp.remove);
+    const instance = new Baresip(dir, sipPort, ctrlPort, user, uriHost, child, tmp.remove);
     try {
       await instance.connect(8000);
     } catch (err) {

@@ -27,7 +27,14 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
-export async function startTestEngine(): Promise<TestEngine> {
+/** Where the engine's SIP (and RTP) listen and what it advertises; 127.0.0.1 for all by default. */
+export interface TestEngineNet {
+  sipHost?: string;
+  publicHost?: string;
+  publicHost6?: string;
+}
+
+export async function startTestEngine(net: TestEngineNet = {}): Promise<TestEngine> {
   const data = tempDir('engine');
   const sipPort = await freePort();
   let httpPort = await freePort();
@@ -37,9 +44,10 @@ export async function startTestEngine(): Promise<TestEngine> {
     SWITCHBOARD_DATA_DIR: data.path,
     HTTP_HOST: LOOPBACK,
     HTTP_PORT: String(httpPort),
-    SIP_HOST: LOOPBACK,
+    SIP_HOST: net.sipHost ?? LOOPBACK,
     SIP_PORT: String(sipPort),
-    SIP_PUBLIC_HOST: LOOPBACK,
+    SIP_PUBLIC_HOST: net.publicHost ?? LOOPBACK,
+    ...(net.publicHost6 !== undefined ? { SIP_PUBLIC_HOST6: net.publicHost6 } : {}),
     RTP_PORT_MIN: String(rtp.minPort),
     RTP_PORT_MAX: String(rtp.maxPort),
     LOG_LEVEL: process.env.INTEROP_LOG_LEVEL ?? 'warn',

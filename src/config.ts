@@ -52,6 +52,16 @@ function defaultPublicHost(): string {
   return '127.0.0.1';
 }
 
+/**
+ * What IPv6 peers are told when SIP_PUBLIC_HOST6 is unset: nothing apart (undefined: the public
+ * host for everyone) when the public host is IPv6 already or we do not listen on an IPv6 address;
+ * else the IPv6 address SIP_HOST names (`::` names none).
+ */
+function defaultPublicHost6(sipHost: string, publicHost: string | undefined): string | undefined {
+  if (publicHost !== undefined && net.isIPv6(publicHost)) return undefined;
+  return net.isIPv6(sipHost) && sipHost !== '::' ? sipHost : undefined;
+}
+
 const schema = z
   .object({
     SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
@@ -60,6 +70,7 @@ const schema = z
     SIP_HOST: host.default('0.0.0.0'),
     SIP_PORT: port.default(5060),
     SIP_PUBLIC_HOST: host.optional(),
+    SIP_PUBLIC_HOST6: z.string().refine((h) => net.isIPv6(h) && !/^::ffff:/i.test(h), 'must be an IPv6 address').optional(),
     SIP_TLS_PORT: z.coerce.number().int().min(0).max(65535).default(5061),
     SIP_TLS_CERT: z.string().min(1).optional(),
     SIP_TLS_KEY: z.string().min(1).optional(),
@@ -117,7 +128,7 @@ export interface Config {
    * `tls`: SIP over TLS. A listener on `tls.port` (0: ephemeral) when cert and key (PEM files)
    * are set; `caFile` adds trust for outbound connections beside the system's store.
    */
-  sip: { host: string; port: number; publicHost: string; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
+  sip: { host: string; port: number; publicHost: string; publicHost6?: string | undefined; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
   /**
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
@@ -191,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       host: e.SIP_HOST,
       port: e.SIP_PORT,
       publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost(),
+      publicHost6: e.SIP_PUBLIC_HOST6 ?? defaultPublicHost6(e.SIP_HOST, e.SIP_PUBLIC_HOST),
       tls: { port: e.SIP_TLS_PORT, certFile: e.SIP_TLS_CERT, keyFile: e.SIP_TLS_KEY, caFile: e.SIP_TLS_CA },
       tcp: {
         maxConnections: e.SIP_TCP_MAX_CONNECTIONS,

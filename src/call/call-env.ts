@@ -16,6 +16,8 @@ import type { CallSession } from './call-session.ts';
 export interface CallMediaOptions {
   /** The trunk's `media_nat`: learn the RTP source behind NAT even where the SDP names a public address. */
   learnSource?: boolean;
+  /** The far end's signalling address: an IPv6 one gets SIP_PUBLIC_HOST6 in SDP when there is one. */
+  peer?: string;
 }
 
 /** The media settings of calls over `trunk`. */

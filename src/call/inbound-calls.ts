@@ -114,7 +114,7 @@ async function admitAndAnswer(env: CallEnv, incoming: IncomingInvite, trunk: Pro
   if (incoming.state !== 'pending') return; // CANCEL raced the lookups
 
   const record = await env.recorder.create({ ...base, status: 'ringing' });
-  const media = env.createMedia(mediaOptionsOf(spec));
+  const media = env.createMedia({ ...mediaOptionsOf(spec), peer: incoming.source.address });
   const session = new CallSession({
     recordId: record.id,
     uuid: record.uuid,

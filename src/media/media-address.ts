@@ -12,7 +12,7 @@
  *
  * Pure and table-driven (node's BlockList), so a unit test pins every range.
  */
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 
 export type MediaAddressKind = 'concrete' | 'nat-hint' | 'unknown';
 
@@ -39,6 +39,14 @@ unroutable.addAddress('::', 'ipv6');
 export function normalizeAddress(address: string): string {
   const lower = address.toLowerCase();
   return lower.startsWith('::ffff:') && lower.includes('.') ? lower.slice(7) : lower;
+}
+
+/**
+ * `address` as a socket of `family` can send to it: an IPv6 (dual-stack) socket reaches an IPv4
+ * peer only through the v4-mapped form (a plain IPv4 address fails with EINVAL).
+ */
+export function addressForSocket(address: string, family: string): string {
+  return family === 'IPv6' && isIPv4(address) ? `::ffff:${address}` : address;
 }
 
 export function mediaAddressKind(address: string): MediaAddressKind {

@@ -46,7 +46,7 @@ import { canSend, isHoldAddress } from './sdp.ts';
 import type { TransportAddress } from './source-filter.ts';
 import { UdpSender } from './udp-sender.ts';
 import { connectKeepsMedia, isWildcardAddress, probeRouteSource, type RouteSourceProbe } from './connect-guard.ts';
-import { normalizeAddress } from './media-address.ts';
+import { addressForSocket, normalizeAddress } from './media-address.ts';
 import { SrtpMedia } from './srtp/srtp-media.ts';
 import type { CipherFactory } from './srtp/cipher.ts';
 
@@ -554,7 +554,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   private sendRtcp(bytes: Uint8Array): void {
     const target = this.rtcpDestination();
-    if (target && this.pair) this.pair.rtcp.send(this.srtp ? this.srtp.protectRtcp(bytes) : bytes, target.port, target.address);
+    const rtcp = this.pair?.rtcp;
+    if (target && rtcp) rtcp.send(this.srtp ? this.srtp.protectRtcp(bytes) : bytes, target.port, addressForSocket(target.address, rtcp.address().family));
   }
 
   private fail(error: Error): void {
@@ -567,7 +568,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 function sendAndWait(socket: dgram.Socket, bytes: Uint8Array, to: TransportAddress): Promise<void> {
   return new Promise((resolve) => {
     try {
-      socket.send(bytes, to.port, to.address, () => resolve());
+      socket.send(bytes, to.port, addressForSocket(to.address, socket.address().family), () => resolve());
     } catch {
       resolve();
     }

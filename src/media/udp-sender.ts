@@ -18,6 +18,7 @@
  * Each datagram comes with the time it is due (`send`), which the socket's I/O keeps where it
  * can (the RTP I/O thread, rtp-io/thread-io.ts) and ignores where it cannot (in-thread dgram).
  */
+import { addressForSocket } from './media-address.ts';
 import type { RtpSocket } from './rtp-io/types.ts';
 import type { TransportAddress } from './source-filter.ts';
 
@@ -41,7 +42,12 @@ export class UdpSender {
    * dropped silently, as a datagram lost on the way would be; a connected peer that stopped
    * listening still shows as ECONNREFUSED on the socket's receive side (RtpSession → refused()).
    */
-  constructor(private readonly socket: RtpSocket) {}
+  /** The socket's family: an IPv6 one sends to IPv4 peers at their v4-mapped address. */
+  private readonly family: string;
+
+  constructor(private readonly socket: RtpSocket) {
+    this.family = socket.address().family;
+  }
 
   /** Where the socket is connected to, if it is (diagnostics and tests). */
   get connectedTo(): TransportAddress | undefined {
@@ -54,8 +60,8 @@ export class UdpSender {
    */
   aim(target: TransportAddress | undefined, pin: boolean): void {
     if (this.closed) return;
-    if (!same(target, this.target)) {
-      this.target = target ? { address: target.address, port: target.port } : undefined;
+    if (!same(target && { address: addressForSocket(target.address, this.family), port: target.port }, this.target)) {
+      this.target = target ? { address: addressForSocket(target.address, this.family), port: target.port } : undefined;
       this.shunned = undefined;
     }
     this.pinned = pin && target !== undefined;

@@ -18,8 +18,11 @@
  *
  * DNS sits behind SipDns: the system's resolver by default (addresses through getaddrinfo, so
  * /etc/hosts holds as before), or given servers (`dnsAt`). A failed NAPTR or SRV query reads as
- * "none", so a resolver that knows only addresses behaves as before RFC 3263. Addresses are IPv4,
- * as the transport binds IPv4; a numeric IPv6 host passes through as written. `cachedDns` keeps
+ * "none", so a resolver that knows only addresses behaves as before RFC 3263. A name's places are
+ * its IPv4 (A) addresses first, then its IPv6 (AAAA) ones when our transport can send IPv6
+ * (`LocateOptions.ipv6`: SIP_HOST is `::` or an IPv6 address). A first, whatever getaddrinfo's
+ * preference: a carrier reached over IPv4 today keeps being reached the same way, and an
+ * IPv6-only name becomes reachable. A numeric IPv6 host passes through as written. `cachedDns` keeps
  * answers a while (the system resolver is wrapped in it), so a campaign's calls to one carrier
  * do not ask the same three questions for every INVITE; the SRV order is still drawn per request.
  */
@@ -49,6 +52,8 @@ export interface SipDns {
   srv(name: string): Promise<SrvRecord[]>;
   /** IPv4 addresses of a name. */
   addresses(name: string): Promise<string[]>;
+  /** IPv6 addresses of a name (absent: a resolver that knows IPv4 only). */
+  addresses6?(name: string): Promise<string[]>;
 }
 
 /** At most this many places from one lookup: enough for any real failover set. */
@@ -62,6 +67,7 @@ export function systemDns(): SipDns {
     naptr: (name) => resolver.resolveNaptr(name),
     srv: (name) => resolver.resolveSrv(name),
     addresses: async (name) => (await lookup(name, { family: 4, all: true })).map((a) => a.address),
+    addresses6: async (name) => (await lookup(name, { family: 6, all: true })).map((a) => a.address),
   });
 }
 
@@ -102,6 +108,7 @@ export function cachedDns(dns: SipDns, o: DnsCacheOptions = {}): SipDns {
     naptr: (name) => ask('naptr', name, () => dns.naptr(name)),
     srv: (name) => ask('srv', name, () => dns.srv(name)),
     addresses: (name) => ask('addresses', name, () => dns.addresses(name)),
+    ...(dns.addresses6 ? { addresses6: (name: string) => ask('addresses6', name, () => dns.addresses6!(name)) } : {}),
   };
 }
 
@@ -113,6 +120,7 @@ export function dnsAt(servers: string[]): SipDns {
     naptr: (name) => resolver.resolveNaptr(name),
     srv: (name) => resolver.resolveSrv(name),
     addresses: (name) => resolver.resolve4(name),
+    addresses6: (name) => resolver.resolve6(name),
   };
 }
 
@@ -131,6 +139,16 @@ function services(scheme: 'sip' | 'sips', tls: boolean): Record<string, Transpor
 export interface LocateOptions {
   /** We listen for TLS, so a `sip:` URI may be reached over TLS when DNS says so. */
   tls?: boolean;
+  /** We can send over IPv6, so a name's AAAA addresses are places too (after its A ones). */
+  ipv6?: boolean;
+}
+
+/** A name's addresses: A first, then AAAA when `ipv6`; a failed query reads as none. */
+async function addressesOf(dns: SipDns, name: string, ipv6: boolean): Promise<string[]> {
+  const v4 = await dns.addresses(name).catch(() => []);
+  const v6 = ipv6 && dns.addresses6 ? await dns.addresses6(name).catch(() => []) : [];
+  // A v4-mapped answer (some resolvers map A records for an IPv6 query) is an A address again.
+  return [...v4, ...v6.filter((a) => !a.toLowerCase().startsWith('::ffff:'))];
 }
 
 function srvName(scheme: 'sip' | 'sips', transport: TransportKind): string {
@@ -152,12 +170,13 @@ export async function locate(uri: SipUri, dns: SipDns, random: () => number = Ma
     const transport = named ?? 'udp';
     return [{ transport, address: host, port: uri.port ?? DEFAULT_PORT[transport] }];
   }
-  const found = uri.port !== undefined ? undefined : await viaSrv(uri.scheme, host, named, dns, random, opts.tls ?? false);
+  const ipv6 = opts.ipv6 ?? false;
+  const found = uri.port !== undefined ? undefined : await viaSrv(uri.scheme, host, named, dns, random, opts.tls ?? false, ipv6);
   const out = found ?? [];
   if (found === undefined) {
     // No SRV at all (§4.2): the name's own addresses.
     const transport = named ?? 'udp';
-    for (const address of await dns.addresses(host).catch(() => [])) {
+    for (const address of await addressesOf(dns, host, ipv6)) {
       out.push({ transport, address, port: uri.port ?? DEFAULT_PORT[transport] });
     }
   }
@@ -179,6 +198,7 @@ async function viaSrv(
   dns: SipDns,
   random: () => number,
   tls: boolean,
+  ipv6: boolean,
 ): Promise<Destination[] | undefined> {
   const candidates: { transport: TransportKind; name: string }[] = [];
   const ours = services(scheme, tls);
@@ -203,7 +223,7 @@ async function viaSrv(
     if (records.length === 1 && (records[0]!.name === '' || records[0]!.name === '.')) continue;
     const out: Destination[] = [];
     for (const r of orderSrv(records, random)) {
-      for (const address of await dns.addresses(r.name).catch(() => [])) out.push({ transport: c.transport, address, port: r.port });
+      for (const address of await addressesOf(dns, r.name, ipv6)) out.push({ transport: c.transport, address, port: r.port });
       if (out.length >= MAX_DESTINATIONS) break;
     }
     if (out.length > 0) return out;

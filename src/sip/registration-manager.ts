@@ -106,7 +106,7 @@ export class RegistrationManager {
     // Our Contact, with the trunk id as user (see the header comment).
     const ua = this.o.ua;
     const scoped = Object.create(ua) as UserAgent;
-    scoped.contactFor = (t, scheme) => ua.contactFor(t, scheme).replace(/^<(sips?):[^@]*@/, `<$1:${trunk.inboundTrunkId}@`);
+    scoped.contactFor = (t, scheme, peer) => ua.contactFor(t, scheme, peer).replace(/^<(sips?):[^@]*@/, `<$1:${trunk.inboundTrunkId}@`);
     const { registration, result } = scoped.register({
       registrar,
       aor: `sip:${spec.username}@${spec.address}`,

@@ -6,6 +6,7 @@
  * registrations of `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters,
  * releases ports.
  */
+import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import type client from 'prom-client';
 import { CALL_CAP_DEFAULTS, SIP_TCP_DEFAULTS, defaultBurst, type Config, type SipTcpConfig } from '../config.ts';
@@ -183,6 +184,7 @@ export class SipServer {
       },
     });
     const publicHost = opts.config.sip.publicHost;
+    const publicHost6 = opts.config.sip.publicHost6;
     this.env = {
       repos: opts.repos,
       trunks: opts.trunks,
@@ -193,7 +195,7 @@ export class SipServer {
       createMedia: (media) =>
         new RtpSession({
           pool: this.pool,
-          publicAddress: publicHost,
+          publicAddress: publicHost6 !== undefined && media?.peer !== undefined && isIPv6(media.peer) ? publicHost6 : publicHost,
           clock,
           logger,
           inbandDtmf: true,
@@ -279,12 +281,20 @@ export class SipServer {
     });
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
     ua.config.host = opts.config.sip.publicHost;
+    ua.config.host6 = opts.config.sip.publicHost6;
     server = new SipServer(ua, opts);
     server.tcpLimits = tcp.summary;
     server.tls = tls;
     server.registrations.start();
     logger.info(
-      { host: opts.config.sip.host, port: ua.port, ...(ua.tlsPort > 0 ? { tlsPort: ua.tlsPort } : {}), publicHost: opts.config.sip.publicHost, tcp: tcp.summary },
+      {
+        host: opts.config.sip.host,
+        port: ua.port,
+        ...(ua.tlsPort > 0 ? { tlsPort: ua.tlsPort } : {}),
+        publicHost: opts.config.sip.publicHost,
+        ...(opts.config.sip.publicHost6 !== undefined ? { publicHost6: opts.config.sip.publicHost6 } : {}),
+        tcp: tcp.summary,
+      },
       'SIP listening',
     );
     return server;

@@ -1,5 +1,5 @@
 /**
- * The only SIP socket code: UDP and TCP on one host/port (IPv4), and TLS on a port of its own
+ * The only SIP socket code: UDP and TCP on one host/port, and TLS on a port of its own
  * when `tls` is given (the certificates and trust live in tls/tls-streams.ts). Incoming bytes go
  * through the shared parser (datagrams) or stream framer (TCP, TLS); requests get received/rport
  * stamped (§18.2.1, RFC 3581) before they reach the handler. Stream connections are reused per
@@ -10,9 +10,14 @@
  * refused; every connection is closed at its deadline (stream-deadline.ts: a whole message
  * within `messageTimeoutMs` of its first byte, an inbound connection's first message within
  * `messageTimeoutMs` of its accept, `idleTimeoutMs` without traffic).
+ *
+ * The host's family picks the sockets: an IPv4 address binds IPv4 (as always); an IPv6 address
+ * binds IPv6, and `::` binds both families on one port (Linux's default, bindv6only=0): IPv4
+ * peers then arrive as ::ffff:a.b.c.d, which is stripped before anyone sees it, and datagrams to
+ * an IPv4 peer leave through the same socket as that mapped address.
  */
 import dgram from 'node:dgram';
-import net from 'node:net';
+import net, { isIPv4, isIPv6 } from 'node:net';
 import type { SipMessage, SipRequest, SipResponse } from './message.ts';
 import type { Destination, Source, TransportKind } from './transaction-types.ts';
 import { parseMessage, type ParseResult } from './parser.ts';
@@ -119,6 +124,11 @@ export class SipTransport {
     return this.port;
   }
 
+  /** Whether we can send to IPv6 peers (bound to `::` or an IPv6 address). */
+  get ipv6(): boolean {
+    return isIPv6(this.localAddress);
+  }
+
   /** Our port for a transport: the TLS listener's for TLS (0 when none), else the shared one. */
   localPortFor(kind: TransportKind): number {
     return kind === 'tls' ? this.tlsPort : this.port;
@@ -133,7 +143,7 @@ export class SipTransport {
     const host = this.localAddress;
     let chosen = port;
     if (kinds.includes('udp')) {
-      const udp = dgram.createSocket('udp4');
+      const udp = dgram.createSocket(this.ipv6 ? 'udp6' : 'udp4');
       this.udp = udp;
       udp.on('message', (buf, rinfo) => this.onDatagram(buf, rinfo));
       udp.on('error', (err) => this.report(err));
@@ -192,7 +202,9 @@ export class SipTransport {
       if (!udp) throw new Error('UDP not enabled');
       const max = this.opts.maxDatagramBytes ?? 65_000;
       if (bytes.length > max) throw new Error('message too large for UDP');
-      await new Promise<void>((resolve, reject) => udp.send(bytes, dest.port, dest.address, (err) => (err ? reject(err) : resolve())));
+      // An IPv6 socket reaches an IPv4 peer only through the v4-mapped form of its address.
+      const address = this.ipv6 && isIPv4(dest.address) ? `::ffff:${dest.address}` : dest.address;
+      await new Promise<void>((resolve, reject) => udp.send(bytes, dest.port, address, (err) => (err ? reject(err) : resolve())));
       return;
     }
     const conn = this.connectionFor(dest);
@@ -361,8 +373,9 @@ export class SipTransport {
   }
 
   private onDatagram(buf: Buffer, rinfo: dgram.RemoteInfo): void {
-    if (this.gate && !this.gate.admits(rinfo.address)) return; // banned: not even parsed
-    const source: Source = { transport: 'udp', address: rinfo.address, port: rinfo.port, localAddress: this.localAddress, localPort: this.port };
+    const address = stripV4Mapped(rinfo.address);
+    if (this.gate && !this.gate.admits(address)) return; // banned: not even parsed
+    const source: Source = { transport: 'udp', address, port: rinfo.port, localAddress: this.localAddress, localPort: this.port };
     // A lone CRLF (or CRLFCRLF) is a keep-alive ping, not a message.
     if (buf.length <= 4 && buf.toString('latin1').trim() === '') return;
     this.onParsed(parseMessage(buf, { ...this.opts.limits, transport: 'datagram' }), source);
@@ -438,7 +451,7 @@ function remoteKeyOf(kind: StreamKind, address: string, port: number): string {
 }
 
 function stripV4Mapped(addr: string): string {
-  return addr.startsWith('::ffff:') ? addr.slice(7) : addr;
+  return addr.startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr;
 }
 
 export type { TransportKind };

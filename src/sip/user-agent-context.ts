@@ -12,7 +12,10 @@ import type { IncomingInvite } from './user-agent-incoming-invite.ts';
 export interface UaConfig {
   userName: string;
   displayName: string | undefined;
+  /** The host we bind, and (unless `host6` applies) put in Via, Contact, From and Call-ID. */
   host: string;
+  /** The host we advertise to IPv6 peers in Via and Contact, when it differs from `host`. */
+  host6?: string | undefined;
   port: number;
   minSeSec: number;
   userAgent: string;
@@ -24,14 +27,17 @@ export const UA_SUPPORTED = 'timer, 100rel';
 export interface UaContext extends DialogHost {
   readonly layer: TransactionLayer;
   readonly config: UaConfig;
-  /** Our Contact for a transport; a sips: one when the request it goes with is sips: (§8.1.1.8). */
-  contactFor(transport: TransportKind, scheme?: 'sip' | 'sips'): string;
+  /**
+   * Our Contact for a transport; a sips: one when the request it goes with is sips: (§8.1.1.8).
+   * `peer`: the address the message goes to (or came from), which picks `host6` for IPv6 peers.
+   */
+  contactFor(transport: TransportKind, scheme?: 'sip' | 'sips', peer?: string): string;
   /** Our address-of-record URI in angle brackets, for From. */
   localUri(): string;
   newTag(): string;
   newCallId(): string;
   /** Puts our Via with a fresh branch on top (replacing one we added before). */
-  addVia(req: SipRequest, transport: TransportKind): void;
+  addVia(req: SipRequest, transport: TransportKind, peer?: string): void;
   /**
    * The places a request may go, in the order to try them (RFC 3263, locate.ts): of its first
    * Route if loose-routed, else of its Request-URI. Throws when there are none.

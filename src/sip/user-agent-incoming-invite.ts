@@ -92,7 +92,7 @@ export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
 
   private provisional(status: number, hdrs: SipHeader[], body?: Buffer): void {
     if (this.state !== 'pending') return;
-    const headers: SipHeader[] = [{ name: 'contact', value: this.ua.contactFor(this.source.transport, schemeOf(this.request.uri)) }];
+    const headers: SipHeader[] = [{ name: 'contact', value: this.ua.contactFor(this.source.transport, schemeOf(this.request.uri), this.source.address) }];
     const reliable = this.reliable;
     const rseq = reliable?.claim();
     if (rseq !== undefined) {
@@ -170,7 +170,7 @@ export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
   accept(sdpAnswer: string, extraHeaders: SipHeader[] = []): Dialog {
     if (this.state !== 'pending') throw new Error(`cannot accept an INVITE that is ${this.state}`);
     this.finish('accepted');
-    const contact = this.ua.contactFor(this.source.transport, schemeOf(this.request.uri));
+    const contact = this.ua.contactFor(this.source.transport, schemeOf(this.request.uri), this.source.address);
     const hdrs: SipHeader[] = [
       { name: 'contact', value: contact },
       { name: 'allow', value: UA_ALLOW },

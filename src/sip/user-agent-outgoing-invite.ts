@@ -122,10 +122,10 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   private send(): void {
     const dest = this.dest;
     if (!dest || this.settled) return;
-    this.ua.addVia(this.current, dest.transport);
+    this.ua.addVia(this.current, dest.transport, dest.address);
     // Contact follows the transport actually used.
     this.current.headers = this.current.headers.filter((h) => h.name !== 'contact');
-    this.current.headers.splice(5, 0, { name: 'contact', value: this.ua.contactFor(dest.transport, /^sips:/i.test(this.current.uri) ? 'sips' : 'sip') });
+    this.current.headers.splice(5, 0, { name: 'contact', value: this.ua.contactFor(dest.transport, /^sips:/i.test(this.current.uri) ? 'sips' : 'sip', dest.address) });
     const req = this.current;
     this.ua.startClient(req, dest, {
       onResponse: (res) => void this.onResponse(req, res),
@@ -192,7 +192,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     this.rseqByTag.set(remoteTag, rseq);
     const inviteSeq = cseqOf(req)?.seq ?? 1;
     this.earlySeq = Math.max(this.earlySeq, inviteSeq) + 1;
-    const addressing = uacAddressing(req, res, this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip'));
+    const addressing = uacAddressing(req, res, this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip', this.dest?.address));
     const prack = buildInDialogRequest(addressing, 'PRACK', { cseq: this.earlySeq, headers: [{ name: 'rack', value: `${rseq} ${inviteSeq} INVITE` }] });
     // The PRACK's own transaction resends it; its outcome changes nothing here.
     this.ua.sendRequest(prack).catch(() => undefined);
@@ -206,7 +206,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
       existing.receive2xxRetransmission(res);
       return;
     }
-    const contact = this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip');
+    const contact = this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip', this.dest?.address);
     const dialog = new Dialog(this.ua, {
       role: 'uac',
       addressing: uacAddressing(req, res, contact),

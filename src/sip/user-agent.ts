@@ -4,6 +4,7 @@
  * close() releases every dialog timer, transaction, socket and listener.
  */
 import { randomBytes } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { Dialog } from './dialog.ts';
@@ -188,12 +189,19 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
 
   // ---- UaContext / DialogHost ----
 
-  contactFor(transport: TransportKind, scheme: 'sip' | 'sips' = 'sip'): string {
+  contactFor(transport: TransportKind, scheme: 'sip' | 'sips' = 'sip', peer?: string): string {
     const port = this.portFor(transport);
+    const host = uriHost(this.hostFor(peer));
     // A sips: request needs a sips: Contact (§8.1.1.8); TLS is then implied.
-    if (scheme === 'sips') return `<sips:${this.config.userName}@${this.config.host}:${port}>`;
+    if (scheme === 'sips') return `<sips:${this.config.userName}@${host}:${port}>`;
     const t = transport === 'udp' ? '' : `;transport=${transport}`;
-    return `<sip:${this.config.userName}@${this.config.host}:${port}${t}>`;
+    return `<sip:${this.config.userName}@${host}:${port}${t}>`;
+  }
+
+  /** The host we advertise to `peer`: `host6` for an IPv6 peer when we have one, else `host`. */
+  private hostFor(peer: string | undefined): string {
+    const host6 = this.config.host6;
+    return host6 !== undefined && peer !== undefined && isIPv6(peer) && !/^::ffff:\d/i.test(peer) ? host6 : this.config.host;
   }
 
   /** Our port for a transport in Via and Contact: the TLS listener's for TLS (5061 when we have none). */
@@ -203,7 +211,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
 
   localUri(): string {
     const dn = this.config.displayName === undefined ? '' : `"${this.config.displayName.replace(/["\\]/g, '')}" `;
-    return `${dn}<sip:${this.config.userName}@${this.config.host}>`;
+    return `${dn}<sip:${this.config.userName}@${uriHost(this.config.host)}>`;
   }
 
   newTag(): string {
@@ -211,14 +219,14 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   }
 
   newCallId(): string {
-    return `${this.random()}${this.random()}@${this.config.host}`;
+    return `${this.random()}${this.random()}@${uriHost(this.config.host)}`;
   }
 
-  addVia(req: SipRequest, transport: TransportKind): void {
+  addVia(req: SipRequest, transport: TransportKind, peer?: string): void {
     const via = formatVia({
       protocol: `SIP/2.0/${transport.toUpperCase()}`,
       transport: transport.toUpperCase(),
-      host: this.config.host,
+      host: this.hostFor(peer),
       port: this.portFor(transport),
       params: new Map([['branch', `${MAGIC_COOKIE}${this.random()}`], ['rport', undefined]]),
     });
@@ -237,7 +245,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   async locateUri(text: string): Promise<Destination[]> {
     const uri = parseSipUri(text);
     if (!uri) throw new Error(`cannot route to ${text}`);
-    return locate(uri, this.dns, Math.random, { tls: this.tlsPort > 0 });
+    return locate(uri, this.dns, Math.random, { tls: this.tlsPort > 0, ipv6: this.transport.ipv6 });
   }
 
   async resolve(req: SipRequest): Promise<Destination> {
@@ -245,7 +253,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   }
 
   startClient(req: SipRequest, dest: Destination, handlers: ClientTxHandlers): void {
-    if (!req.headers.some((h) => h.name === 'via')) this.addVia(req, dest.transport);
+    if (!req.headers.some((h) => h.name === 'via')) this.addVia(req, dest.transport, dest.address);
     this.layer.sendRequest(req, dest, handlers);
   }
 
@@ -270,7 +278,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   /** One client transaction: the final response, or 408 / 503 when none came (timeout / transport). */
   private exchange(req: SipRequest, dest: Destination, onProvisional?: (res: SipResponse) => void): Promise<SipResponse | 408 | 503> {
     return new Promise((resolve) => {
-      this.addVia(req, dest.transport);
+      this.addVia(req, dest.transport, dest.address);
       try {
         this.layer.sendRequest(req, dest, {
           onResponse: (res) => (res.status < 200 ? onProvisional?.(res) : resolve(res)),
@@ -296,7 +304,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   sendAck(ack: SipRequest): void {
     void this.resolve(ack)
       .then((dest) => {
-        if (!ack.headers.some((h) => h.name === 'via')) this.addVia(ack, dest.transport);
+        if (!ack.headers.some((h) => h.name === 'via')) this.addVia(ack, dest.transport, dest.address);
         this.layer.sendStateless(ack, dest);
       })
       .catch((err: unknown) => this.emit('error', err instanceof Error ? err : new Error(String(err))));
@@ -348,4 +356,9 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     })();
     return this.closing;
   }
+}
+
+/** A host as written in a SIP URI or Call-ID: an IPv6 address in brackets (RFC 3261 §25.1). */
+export function uriHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }

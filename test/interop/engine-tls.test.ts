@@ -27,7 +27,7 @@ beforeAll(async () => {
   const engineCert = ca.issue('switchboard', ['IP:127.0.0.1']);
   peerBundle = ca.issue('carrier', ['IP:127.0.0.1', `IP:${PEER_HOST}`]).bundleFile;
   tlsPort = await freePort();
-  t = await startTestEngine({ SIP_TLS_CERT: engineCert.certFile, SIP_TLS_KEY: engineCert.keyFile, SIP_TLS_CA: ca.caFile, SIP_TLS_PORT: String(tlsPort) });
+  t = await startTestEngine({}, { SIP_TLS_CERT: engineCert.certFile, SIP_TLS_KEY: engineCert.keyFile, SIP_TLS_CA: ca.caFile, SIP_TLS_PORT: String(tlsPort) });
   trunk = (
     // media_nat: baresip advertises 127.0.0.5 in its SDP but its RTP leaves from 127.0.0.1 (its
     // socket is bound to the wildcard), which the media lock refuses unless the trunk learns.

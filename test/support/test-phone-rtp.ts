@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { ulaw } from '../../src/media/codecs/g711.ts';
 import { digitToEvent, parseDtmfPayload, serializeDtmfPayload, eventToDigit } from '../../src/media/dtmf.ts';
 import { looksLikeRtcp, parseRtp, serializeRtp } from '../../src/media/rtp-packet.ts';
-import { parseSdp } from '../../src/media/sdp.ts';
+import { addressType, parseSdp } from '../../src/media/sdp.ts';
 import { newMasterKey, parseCryptoAttribute, writeCryptoAttribute } from '../../src/media/srtp/sdes.ts';
 import { SrtpSession, type MasterKey } from '../../src/media/srtp/srtp-session.ts';
 import { suiteByName, type SrtpSuiteName } from '../../src/media/srtp/suites.ts';
@@ -65,7 +65,7 @@ export class PhoneRtp {
   }
 
   static async open(host: string, advertised = host): Promise<PhoneRtp> {
-    const socket = dgram.createSocket('udp4');
+    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
     socket.on('error', () => undefined);
     await new Promise<void>((resolve) => socket.bind(0, host, resolve));
     return new PhoneRtp(socket, host, advertised);
@@ -98,9 +98,9 @@ export class PhoneRtp {
     const attr = direction === 'sendrecv' ? 'a=sendrecv' : direction === 'sendonly' ? 'a=sendonly' : 'a=inactive';
     return [
       'v=0',
-      `o=phone 4242 ${this.version++} IN IP4 ${this.advertised}`,
+      `o=phone 4242 ${this.version++} IN ${addressType(this.advertised)} ${this.advertised}`,
       's=test phone',
-      `c=IN IP4 ${this.advertised}`,
+      `c=IN ${addressType(this.advertised)} ${this.advertised}`,
       't=0 0',
       `m=audio ${this.port} ${this.security?.profile ?? 'RTP/AVP'} 0${this.telephoneEvent ? ' 101' : ''}`,
       ...(this.security

@@ -222,5 +222,5 @@ export function carrierAuth(realm = 'carrier.test'): TrunkAuthenticator {
 }
 
 export function uri(user: string, port: number, host = '127.0.0.1'): string {
-  return `sip:${user}@${host}:${port}`;
+  return `sip:${user}@${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -18,7 +18,8 @@ export interface Harness extends TestApp {
   trunk(over?: Record<string, unknown>): Promise<{ id: number; phoneNumberId: number; live: ProvisionedTrunk }>;
   /** Writes an assistant straight to the table (config fields as the API would store them). */
   assistant(phoneNumberId: number | null, config?: Record<string, unknown>, type?: 'inbound' | 'outbound'): Promise<number>;
-  target(user: string): string;
+  /** A SIP URI of ours (at `host`, default the public host). */
+  target(user: string, host?: string): string;
   req(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown): ReturnType<TestApp['call']>;
 }
 
@@ -31,6 +32,9 @@ let rtpBase = 30_000 + (process.pid % 50) * 200;
 export interface HarnessNet {
   sipHost?: string;
   rtpHost?: string;
+  /** What Via, Contact and SDP name (default `sipHost`), and what IPv6 peers are told (SIP_PUBLIC_HOST6). */
+  publicHost?: string;
+  publicHost6?: string;
 }
 
 export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'repos' | 'trunks' | 'logger'>> = {}, balanceDollars = 10, net: HarnessNet = {}): Promise<Harness> {
@@ -41,7 +45,10 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
   const pool = opts.portPool ?? new PortPool({ host: net.rtpHost ?? '127.0.0.1', minPort: rtpBase, maxPort: rtpBase + 199, io: testRtpIo });
   rtpBase = rtpBase >= 39_600 ? 30_000 : rtpBase + 200;
   const server = await SipServer.start({
-    config: { sip: { host: sipHost, port: 0, publicHost: sipHost }, rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE } },
+    config: {
+      sip: { host: sipHost, port: 0, publicHost: net.publicHost ?? sipHost, ...(net.publicHost6 !== undefined ? { publicHost6: net.publicHost6 } : {}) },
+      rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE },
+    },
     repos: t.ctx.repos,
     trunks: t.ctx.trunks,
     logger: t.ctx.logger,
@@ -62,7 +69,7 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
     pool,
     owner: account,
     req,
-    target: (user: string) => `sip:${user}@${sipHost}:${server.port}`,
+    target: (user: string, host = net.publicHost ?? sipHost) => `sip:${user}@${host.includes(':') ? `[${host}]` : host}:${server.port}`,
     async trunk(over: Record<string, unknown> = {}) {
       const res = await req('POST', '/user/sip-trunks', {
         sip_trunk_type: 'number',

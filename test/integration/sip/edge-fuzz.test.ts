@@ -27,7 +27,7 @@ beforeAll(async () => {
   ca = makeTestCa();
   const cert = ca.issue('switchboard', ['IP:127.0.0.1']);
   tlsPort = await freePort();
-  t = await startTestEngine({ SIP_TLS_CERT: cert.certFile, SIP_TLS_KEY: cert.keyFile, SIP_TLS_PORT: String(tlsPort), SWITCHBOARD_MAX_LOOP_DELAY_MS: '0' });
+  t = await startTestEngine({}, { SIP_TLS_CERT: cert.certFile, SIP_TLS_KEY: cert.keyFile, SIP_TLS_PORT: String(tlsPort), SWITCHBOARD_MAX_LOOP_DELAY_MS: '0' });
   await t.create('/user/sip-trunks', ipTrunkBody('+14155550170', { srtp: 'offered' }));
 }, 30_000);
 afterAll(async () => {

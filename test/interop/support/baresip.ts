@@ -32,14 +32,17 @@ export interface BaresipOptions {
   sipPort?: number;
   /** SIP transports to listen on (default udp only). baresip takes TLS on the SIP port + 1. */
   transports?: Array<'udp' | 'tcp' | 'tls'>;
-  /** The loopback address baresip binds (default 127.0.0.1); another one lets it take port 5060 beside other peers. */
-  host?: string;
   /** SIP over TLS: baresip's certificate with its key in one PEM file, and the CA it trusts. */
   tls?: { bundleFile: string; caFile: string };
   /** The account's media encryption (`srtp`: offered, `srtp-mand`: required; SDES keys). */
   mediaenc?: 'srtp' | 'srtp-mand';
   /** Log SIP messages to the output (-s), for debugging. */
   sipTrace?: boolean;
+  /**
+   * The address SIP listens on and SDP names (`sip_listen`, `net_interface`); default 127.0.0.1,
+   * `::1` for IPv6, another loopback address to take port 5060 beside other peers.
+   */
+  host?: string;
 }
 
 export interface BaresipEvent {
@@ -64,19 +67,20 @@ export class Baresip {
     readonly sipPort: number,
     readonly ctrlPort: number,
     readonly user: string,
-    readonly host: string,
+    /** `host` as written in a URI (an IPv6 address in brackets). */
+    readonly uriHost: string,
     private readonly child: Child,
     private readonly removeDir: () => void,
   ) {}
 
   /** The SIP URI of this baresip's account, for the engine to call. */
   get uri(): string {
-    return `sip:${this.user}@${this.host}:${this.sipPort}`;
+    return `sip:${this.user}@${this.uriHost}:${this.sipPort}`;
   }
 
   /** The account's URI over TLS (baresip listens for TLS on the SIP port + 1). */
   get tlsUri(): string {
-    return `sip:${this.user}@${this.host}:${this.sipPort + 1};transport=tls`;
+    return `sip:${this.user}@${this.uriHost}:${this.sipPort + 1};transport=tls`;
   }
 
   get output(): string {
@@ -108,6 +112,7 @@ export class Baresip {
     const dir = tmp.path;
     const user = options.user ?? 'baresip';
     const host = options.host ?? LOOPBACK;
+    const uriHost = host.includes(':') ? `[${host}]` : host;
     const sipPort = options.sipPort ?? (await freePort());
     let ctrlPort = await freePort();
     while (ctrlPort === sipPort) ctrlPort = await freePort();
@@ -124,7 +129,7 @@ export class Baresip {
       join(dir, 'config'),
       [
         'poll_method\t\tpoll',
-        `sip_listen\t\t${host}:${sipPort}`,
+        `sip_listen\t\t${uriHost}:${sipPort}`,
         `sip_transports\t\t${(options.transports ?? ['udp']).join(',')}`,
         ...(options.tls ? [`sip_certificate\t\t${options.tls.bundleFile}`, `sip_cafile\t\t${options.tls.caFile}`] : []),
         `net_interface\t\t${host}`,
@@ -149,12 +154,12 @@ export class Baresip {
     writeFileSync(
       join(dir, 'accounts'),
       // baresip assumes 8 kHz when a codec name has no rate: G.722 must be spelled out.
-      `<sip:${user}@${host}${options.tls ? ';transport=tls' : ''}>;regint=0;answermode=auto${options.mediaenc ? `;mediaenc=${options.mediaenc}` : ''};audio_codecs=${codecs.map((c) => (c.toUpperCase() === 'G722' ? 'G722/16000/1' : c.toUpperCase() === 'OPUS' ? 'opus/48000/2' : c)).join(',')}\n`,
+      `<sip:${user}@${uriHost}${options.tls ? ';transport=tls' : ''}>;regint=0;answermode=auto${options.mediaenc ? `;mediaenc=${options.mediaenc}` : ''};audio_codecs=${codecs.map((c) => (c.toUpperCase() === 'G722' ? 'G722/16000/1' : c.toUpperCase() === 'OPUS' ? 'opus/48000/2' : c)).join(',')}\n`,
     );
     writeFileSync(join(dir, 'contacts'), '');
     const args = ['-f', dir, ...(options.sipTrace ? ['-s'] : [])];
     const child = startChild('baresip', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    const instance = new Baresip(dir, sipPort, ctrlPort, user, host, child, tmp.remove);
+    const instance = new Baresip(dir, sipPort, ctrlPort, user, uriHost, child, tmp.remove);
     try {
       await instance.connect(8000);
     } catch (err) {

@@ -27,8 +27,15 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
+/** Where the engine's SIP (and RTP) listen and what it advertises; 127.0.0.1 for all by default. */
+export interface TestEngineNet {
+  sipHost?: string;
+  publicHost?: string;
+  publicHost6?: string;
+}
+
 /** `env`: more settings for the engine (SIP over TLS, say). */
-export async function startTestEngine(env: Record<string, string> = {}): Promise<TestEngine> {
+export async function startTestEngine(net: TestEngineNet = {}, env: Record<string, string> = {}): Promise<TestEngine> {
   const data = tempDir('engine');
   const sipPort = await freePort();
   let httpPort = await freePort();
@@ -38,9 +45,10 @@ export async function startTestEngine(env: Record<string, string> = {}): Promise
     SWITCHBOARD_DATA_DIR: data.path,
     HTTP_HOST: LOOPBACK,
     HTTP_PORT: String(httpPort),
-    SIP_HOST: LOOPBACK,
+    SIP_HOST: net.sipHost ?? LOOPBACK,
     SIP_PORT: String(sipPort),
-    SIP_PUBLIC_HOST: LOOPBACK,
+    SIP_PUBLIC_HOST: net.publicHost ?? LOOPBACK,
+    ...(net.publicHost6 !== undefined ? { SIP_PUBLIC_HOST6: net.publicHost6 } : {}),
     RTP_PORT_MIN: String(rtp.minPort),
     RTP_PORT_MAX: String(rtp.maxPort),
     LOG_LEVEL: process.env.INTEROP_LOG_LEVEL ?? 'warn',

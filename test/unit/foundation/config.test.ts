@@ -21,6 +21,17 @@ describe('configuration', () => {
     });
   });
 
+  it('SIP_PUBLIC_HOST6: what IPv6 peers are told; by default the IPv6 address SIP_HOST names, none for :: or an IPv4 host', () => {
+    expect(loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' }).sip.publicHost6).toBeUndefined();
+    expect(loadConfig({ SIP_HOST: '::', SIP_PUBLIC_HOST: '198.51.100.7' }).sip.publicHost6).toBeUndefined();
+    expect(loadConfig({ SIP_HOST: '2001:db8::7', SIP_PUBLIC_HOST: '198.51.100.7' }).sip.publicHost6).toBe('2001:db8::7');
+    expect(loadConfig({ SIP_HOST: '2001:db8::7', SIP_PUBLIC_HOST: '2001:db8::8' }).sip.publicHost6).toBeUndefined();
+    expect(loadConfig({ SIP_HOST: '::', SIP_PUBLIC_HOST: '198.51.100.7', SIP_PUBLIC_HOST6: '2001:db8::9' }).sip).toMatchObject({ host: '::', publicHost: '198.51.100.7', publicHost6: '2001:db8::9' });
+    for (const bad of ['198.51.100.7', 'pbx.example.com', '::ffff:198.51.100.7']) {
+      expect(() => loadConfig({ SIP_PUBLIC_HOST6: bad })).toThrow(/SIP_PUBLIC_HOST6: must be an IPv6 address/);
+    }
+  });
+
   it('takes the call caps and the overload threshold from SWITCHBOARD_MAX_*', () => {
     const c = loadConfig({
       SWITCHBOARD_MAX_CALLS: '900',

@@ -170,6 +170,19 @@ describe('answerOffer: ptime, RTCP, addresses, versions', () => {
     expect(answerLines(a.answerSdp)).toContain('c=IN IP6 2001:db8::5');
   });
 
+  it('c=IN IP6 round trip: an IPv6 offer is read (session-level c= inherited) and answered with IP6 in o= and c=', () => {
+    const offer = 'v=0\r\no=peer 1 1 IN IP6 ::1\r\ns=-\r\nc=IN IP6 ::1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
+    expect(parseSdp(offer).media[0]!.address).toBe('::1');
+    const a = answerOffer(offer, { ...local, address: '::1' }, session);
+    expect(a.remote).toMatchObject({ address: '::1', port: 4000 });
+    const lines = answerLines(a.answerSdp);
+    expect(lines).toContain('c=IN IP6 ::1');
+    expect(lines.find((l) => l.startsWith('o='))).toMatch(/ IN IP6 ::1$/);
+    const back = parseSdp(a.answerSdp);
+    expect(back.origin.address).toBe('::1');
+    expect(back.media[0]!.address).toBe('::1');
+  });
+
   it('keeps the version for an unchanged re-offer and increments it when the answer changes', () => {
     const first = answerOffer(pcmaOnlyOffer, local, session);
     const refresh = answerOffer(pcmaOnlyOffer, local, first.session);

@@ -4,7 +4,7 @@ import { ManualClock } from '../../../src/util/clock.ts';
 import { parseSipUri } from '../../../src/sip/uri.ts';
 
 /** An in-memory DNS that records each question. */
-function fakeDns(zone: { a?: Record<string, string[]>; srv?: Record<string, SrvRecord[]>; naptr?: Record<string, NaptrRecord[]> }) {
+function fakeDns(zone: { a?: Record<string, string[]>; aaaa?: Record<string, string[]>; srv?: Record<string, SrvRecord[]>; naptr?: Record<string, NaptrRecord[]> }) {
   const asked: string[] = [];
   const find = <T>(table: Record<string, T[]> | undefined, name: string, type: string): Promise<T[]> => {
     asked.push(`${type} ${name}`);
@@ -15,6 +15,7 @@ function fakeDns(zone: { a?: Record<string, string[]>; srv?: Record<string, SrvR
     naptr: (name) => find(zone.naptr, name, 'NAPTR'),
     srv: (name) => find(zone.srv, name, 'SRV'),
     addresses: (name) => find(zone.a, name, 'A'),
+    addresses6: (name) => find(zone.aaaa, name, 'AAAA'),
   };
   return { dns, asked };
 }
@@ -120,6 +121,29 @@ describe('RFC 3263 server location', () => {
     const { dns } = fakeDns({ a: { 'pbx.example.com': ['192.0.2.50'] } });
     expect(await locate(uri('sip:a@pbx.example.com'), dns)).toEqual([{ transport: 'udp', address: '192.0.2.50', port: 5060 }]);
     expect(await locate(uri('sips:a@pbx.example.com'), dns)).toEqual([{ transport: 'tls', address: '192.0.2.50', port: 5061, serverName: 'pbx.example.com' }]);
+  });
+
+  it('AAAA: only when we can send IPv6, after the A addresses, for bare names and SRV targets alike', async () => {
+    const { dns, asked } = fakeDns({
+      a: { 'pbx.example.com': ['192.0.2.50'] },
+      aaaa: { 'pbx.example.com': ['2001:db8::50', '::ffff:192.0.2.50'], 'v6.example.com': ['2001:db8::51'] },
+      srv: { '_sip._udp.example.com': [srv(10, 0, 5070, 'v6.example.com'), srv(20, 0, 5080, 'pbx.example.com')] },
+    });
+    // An IPv4 transport: A only, as before, and no AAAA question asked.
+    expect(await locate(uri('sip:a@pbx.example.com:5060'), dns)).toEqual([{ transport: 'udp', address: '192.0.2.50', port: 5060 }]);
+    expect(asked.filter((q) => q.startsWith('AAAA'))).toEqual([]);
+    // A first, then AAAA; a v4-mapped AAAA answer is not a second place.
+    expect(await locate(uri('sip:a@pbx.example.com:5060'), dns, Math.random, { ipv6: true })).toEqual([
+      { transport: 'udp', address: '192.0.2.50', port: 5060 },
+      { transport: 'udp', address: '2001:db8::50', port: 5060 },
+    ]);
+    expect(await locate(uri('sip:a@example.com'), dns, () => 0, { ipv6: true })).toEqual([
+      { transport: 'udp', address: '2001:db8::51', port: 5070 },
+      { transport: 'udp', address: '192.0.2.50', port: 5080 },
+      { transport: 'udp', address: '2001:db8::50', port: 5080 },
+    ]);
+    // A name with AAAA only is found only by a transport that can reach it.
+    await expect(locate(uri('sip:a@v6.example.com:5060'), dns)).rejects.toThrow(/no SIP server found/);
   });
 
   it('SRV targets in priority order, every address of each; a target without addresses is passed over', async () => {

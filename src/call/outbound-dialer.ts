@@ -10,7 +10,7 @@
 import { createOffer, processAnswer, type LocalMedia } from '../media/sdp-negotiate.ts';
 import { createSdpSession } from '../media/sdp-write.ts';
 import type { Dialog } from '../sip/dialog.ts';
-import { trunkUri, type ProvisionedTrunk } from '../sip/trunk-registry.ts';
+import { trunkUri, uriHostWithoutPort, type ProvisionedTrunk } from '../sip/trunk-registry.ts';
 import { digestCredentials } from '../sip/user-agent-auth.ts';
 import { InviteFailedError, OutgoingInvite } from '../sip/user-agent-outgoing-invite.ts';
 import type { UserAgent } from '../sip/user-agent.ts';
@@ -114,7 +114,7 @@ export class OutboundDialer implements OutboundCallPlacer {
     const from = formatForTrunk(spec.phoneNumber, spec.callingFormat, spec.countryCode);
     // From carries the trunk's number (carriers check it); the UA's own identity stays as is.
     const scoped = Object.create(this.ua) as UserAgent;
-    scoped.localUri = () => `<sip:${from}@${spec.address.replace(/:\d+$/, '')}>`;
+    scoped.localUri = () => `<sip:${from}@${uriHostWithoutPort(spec.address)}>`;
     const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password) });
     invite.on('progress', (res) => {
       if (res.status >= 180) session.markRinging();

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
-import { trunkUri, type ProvisionedTrunk, type TrunkRegistry } from './trunk-registry.ts';
+import { trunkUri, uriHost, uriHostWithoutPort, type ProvisionedTrunk, type TrunkRegistry } from './trunk-registry.ts';
 import { digestCredentials } from './user-agent-auth.ts';
 import type { UserAgent } from './user-agent.ts';
 import type { Registration } from './user-agent-register.ts';
@@ -109,7 +109,7 @@ export class RegistrationManager {
     scoped.contactFor = (t, scheme, peer) => ua.contactFor(t, scheme, peer).replace(/^<(sips?):[^@]*@/, `<$1:${trunk.inboundTrunkId}@`);
     const { registration, result } = scoped.register({
       registrar,
-      aor: `sip:${spec.username}@${spec.address}`,
+      aor: `sip:${spec.username}@${uriHostWithoutPort(spec.address)}`,
       expiresSec: this.o.expiresSec ?? 600,
       credentials: digestCredentials(spec.username, spec.password),
     });
@@ -160,7 +160,7 @@ export class RegistrationManager {
   /** Every address the registrar's domain leads to (RFC 3263): calls may come from any of them. */
   private async resolveRegistrar(address: string): Promise<string[]> {
     try {
-      return [...new Set((await this.o.ua.locateUri(`sip:${address}`)).map((d) => d.address))];
+      return [...new Set((await this.o.ua.locateUri(`sip:${uriHost(address)}`)).map((d) => d.address))];
     } catch {
       return [];
     }

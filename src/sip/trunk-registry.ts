@@ -1,3 +1,4 @@
+import net from 'node:net';
 import type { SrtpPolicy } from '../media/srtp/sdes.ts';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
@@ -50,7 +51,20 @@ export type SipTrunkTransport = 'udp' | 'tcp' | 'tls';
 /** The URI of a trunk's host for requests to it: `sip:<user@>address[;transport=…]`. */
 export function trunkUri(spec: Pick<TrunkSpec, 'address' | 'transport'>, user?: string): string {
   const t = spec.transport ? `;transport=${spec.transport}` : '';
-  return `sip:${user === undefined ? '' : `${user}@`}${spec.address}${t}`;
+  return `sip:${user === undefined ? '' : `${user}@`}${uriHost(spec.address)}${t}`;
+}
+
+/**
+ * A trunk's address as a URI host: an IPv6 address in brackets (it is stored without them), else
+ * as stored (a name or IPv4 address, possibly with a port where tests give one).
+ */
+export function uriHost(address: string): string {
+  return net.isIP(address) === 6 ? `[${address}]` : address;
+}
+
+/** A trunk's address as a URI host without any port (for From and AOR domains). */
+export function uriHostWithoutPort(address: string): string {
+  return net.isIP(address) === 6 ? `[${address}]` : address.replace(/:\d+$/, '');
 }
 
 export interface TrunkIds {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryTrunkRegistry, restoreTrunks, type TrunkSpec } from '../../src/sip/trunk-registry.ts';
+import { InMemoryTrunkRegistry, restoreTrunks, trunkUri, uriHost, uriHostWithoutPort, type TrunkSpec } from '../../src/sip/trunk-registry.ts';
 import { createLogger } from '../../src/util/logger.ts';
 
 const spec = (over: Partial<TrunkSpec> = {}): TrunkSpec => ({
@@ -73,3 +73,17 @@ describe('InMemoryTrunkRegistry', () => {
     expect(r.list().map((t) => t.spec.id)).toEqual([1]);
   });
 });
+
+describe('trunk URIs', () => {
+  it('bracket an IPv6 address, keep names and IPv4 (with a port) as they are, and name the transport', () => {
+    expect(trunkUri({ address: '2001:db8::7' }, '+14155550100')).toBe('sip:+14155550100@[2001:db8::7]');
+    expect(trunkUri({ address: 'sip.example.com', transport: 'tls' }, '100')).toBe('sip:100@sip.example.com;transport=tls');
+    expect(trunkUri({ address: '192.0.2.1:5080' })).toBe('sip:192.0.2.1:5080');
+    expect(uriHost('::1')).toBe('[::1]');
+    expect(uriHostWithoutPort('::1')).toBe('[::1]');
+    expect(uriHostWithoutPort('[::1]:5070')).toBe('[::1]');
+    expect(uriHostWithoutPort('192.0.2.1:5080')).toBe('192.0.2.1');
+    expect(uriHostWithoutPort('sip.example.com')).toBe('sip.example.com');
+  });
+});
+

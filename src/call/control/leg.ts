@@ -13,7 +13,7 @@ import type { RtpSession } from '../../media/rtp-session.ts';
 import { createOffer, processAnswer } from '../../media/sdp-negotiate.ts';
 import { createSdpSession } from '../../media/sdp-write.ts';
 import type { Dialog } from '../../sip/dialog.ts';
-import type { ProvisionedTrunk } from '../../sip/trunk-registry.ts';
+import { trunkUri, uriHostWithoutPort, type ProvisionedTrunk } from '../../sip/trunk-registry.ts';
 import { digestCredentials } from '../../sip/user-agent-auth.ts';
 import { InviteFailedError, OutgoingInvite } from '../../sip/user-agent-outgoing-invite.ts';
 import type { UserAgent } from '../../sip/user-agent.ts';
@@ -102,13 +102,13 @@ export function legTarget(trunk: ProvisionedTrunk, to: string): string {
   if (/^sips?:/i.test(to)) return to;
   const spec = trunk.spec;
   const user = to.startsWith('+') ? formatForTrunk(to, spec.callingFormat, spec.countryCode) : to;
-  return `sip:${user}@${spec.address}`;
+  return trunkUri(spec, user);
 }
 
 /** From (a name-addr) and the identity headers for `id` through `trunk`. */
 export function callerIdHeaders(trunk: ProvisionedTrunk, id: CallerId): { from: string; headers: { name: string; value: string }[] } {
   const spec = trunk.spec;
-  const host = spec.address.replace(/:\d+$/, '');
+  const host = uriHostWithoutPort(spec.address);
   const uri = (n: string) => `<sip:${n.startsWith('+') ? formatForTrunk(n, spec.callingFormat, spec.countryCode) : n}@${host}>`;
   const headers = [{ name: 'p-asserted-identity', value: uri(id.number) }];
   if (id.diversion) headers.push({ name: 'diversion', value: `${uri(id.diversion)};reason=unconditional;counter=1;privacy=off` });

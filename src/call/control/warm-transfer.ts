@@ -25,6 +25,7 @@ import { holdMusicFrames } from './hold-music.ts';
 import { dialWithCallerId } from './leg.ts';
 import { callerIdRecord, type SessionControl } from './session-control.ts';
 import { askSupervisor, type SupervisorAnswer } from './supervisor.ts';
+import { trunkUri } from '../../sip/trunk-registry.ts';
 
 const SUMMARY_TIMEOUT_MS = 8_000;
 
@@ -35,7 +36,7 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
   if (!trunk) return { outcome: 'failed', detail: `phone number ${opts.outboundPhoneId} has no live trunk` };
   const base: Record<string, unknown> = { type: 'warm', supervisor: opts.supervisor, reason: opts.reason, started_at: clock.now() };
   const callerId = warmCallerId(opts.callerIdMode, trunk.spec, c.callerNumber, opts.customCallerId);
-  const to = opts.customSip && !/^sips?:/i.test(opts.supervisor) ? `sip:${opts.supervisor}@${trunk.spec.address}` : opts.supervisor;
+  const to = opts.customSip && !/^sips?:/i.test(opts.supervisor) ? trunkUri(trunk.spec, opts.supervisor) : opts.supervisor;
 
   const view = c.view;
   const hold = new AbortController();

@@ -58,4 +58,26 @@ describe('calls over IPv6', () => {
     const answer6 = await echoCall(v6, h.target('echo', '::1'), 600);
     expect(connection(answer6)).toEqual({ address: '::1', origin: expect.stringMatching(/ IN IP6 ::1$/) });
   });
+
+  it('an outbound call through a trunk whose carrier is at an IPv6 address: the INVITE reaches [::1], and media flows', async () => {
+    h = await harness({}, 10, { sipHost: '::', rtpHost: '::', publicHost: '127.0.0.1', publicHost6: '::1' });
+    const carrier = await phone('::1');
+    const trunk = await h.trunk({ sip_address: '::1', allowed_inbound_ips: ['::1'] });
+    // Stored without brackets, as the API keeps it; the port is the test carrier's (a trunk's
+    // sip_address has none, so tests give it here).
+    expect(trunk.live.spec.address).toBe('::1');
+    trunk.live.spec.address = `[::1]:${carrier.port}`;
+    const assistant = await h.assistant(null, { ringing_time: 5 }, 'outbound');
+    const res = await h.req('POST', '/user/calls', { assistant_id: assistant, phone_number_id: trunk.phoneNumberId, to: '+14155550199' });
+    expect(res.status).toBe(201);
+    await until(() => carrier.answered.length === 1, 3000, 'answer');
+    const invite = carrier.incoming[0]!;
+    expect(invite.request.uri).toBe(`sip:+14155550199@[::1]:${carrier.port}`);
+    expect(invite.from).toMatch(/@\[::1\]>/);
+    const call = carrier.answered[0]!;
+    call.rtp.playTone(400, 400);
+    await until(() => call.rtp.packetsReceived > 5, 3000, 'engine media');
+    await call.hangup();
+    await until(() => h!.server.registry.size === 0, 3000, 'call ended');
+  });
 });

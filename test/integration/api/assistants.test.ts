@@ -37,6 +37,8 @@ describe('create', () => {
     expect(res.body).toEqual({
       message: expect.any(String),
       data: { id: expect.any(Number), name: 'Support line', status: 'inactive', type: 'outbound', mode: 'pipeline' },
+      // An addition to the spec's body (docs/API.md): this app has no provider keys.
+      warnings: expect.arrayContaining([expect.objectContaining({ field: 'llm_model_id', env: 'OPENAI_API_KEY' })]),
     });
   });
   it('multimodal assistant', async () => {

@@ -5,6 +5,7 @@ import { openStore } from './store/db.ts';
 import { createRepos } from './store/index.ts';
 import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { logProviderStatus } from './providers/status.ts';
 import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
 import { applyHeapGrowing } from './util/gc-tuning.ts';
 import { useNativeDsp } from './audio/native-dsp.ts';
@@ -47,6 +48,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   useNativeDsp(config.dspNative);
   // Before the store opens: a bad SWITCHBOARD_CATALOG stops start-up with nothing to clean up.
   const catalog = Catalog.load(config);
+  // One line per kind of provider: which are usable, which miss a key (named, never shown).
+  logProviderStatus(logger, config, catalog);
   const store = openStore(config.dataDir);
   const clock = systemClock;
   const secrets = SecretBox.forDataDir(config.dataDir);

@@ -5,6 +5,8 @@ import { AppError, NotFoundError } from '../../util/errors.ts';
 import { createSchema, updateSchema } from '../../assistants/fields.ts';
 import { listItem, recordView, validateCreate, validateUpdate, type AssistantDeps } from '../../assistants/service.ts';
 import { outboundOf } from '../../net/outbound/index.ts';
+import { providerWarnings } from '../../assistants/provider-warnings.ts';
+import { assistantStatus, assistantStatuses, type StatusDeps } from '../../assistants/status.ts';
 
 const tags = ['Assistants'];
 const disableWebhookBody = z.object({ assistant_id: z.int().positive().max(Number.MAX_SAFE_INTEGER) });
@@ -22,6 +24,7 @@ function documented<S extends z.ZodObject>(schema: S) {
 /** Assistant CRUD and the inbound-webhook switch. Another account's assistant is a plain 404. */
 export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
   const deps: AssistantDeps = { catalog: ctx.catalog, store: ctx.store, secrets: ctx.secrets, outbound: outboundOf(ctx).policy };
+  const statusDeps: StatusDeps = { store: ctx.store, catalog: ctx.catalog, providers: ctx.config };
   const repo = ctx.repos.assistants;
   const notFound = () => new NotFoundError('Assistant');
 
@@ -35,7 +38,12 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     handler: async ({ request, accountId }) => {
       const config = await validateCreate(deps, accountId, request.body ?? {});
       const a = await repo.create(accountId, config);
-      return { message: 'Assistant created successfully.', data: { id: a.id, name: a.name, status: a.status, type: a.type, mode: a.mode } };
+      // The creation answer says `inactive`, as the spec fixes; reads give the computed status.
+      return {
+        message: 'Assistant created successfully.',
+        data: { id: a.id, name: a.name, status: a.status, type: a.type, mode: a.mode },
+        warnings: providerWarnings(config, ctx.catalog, ctx.config),
+      };
     },
   });
 
@@ -44,7 +52,11 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistants',
     summary: 'List the account’s assistants',
     tags,
-    handler: async ({ accountId }) => ({ assistants: (await repo.list(accountId)).map(listItem) }),
+    handler: async ({ accountId }) => {
+      const list = await repo.list(accountId);
+      const statuses = await assistantStatuses(statusDeps, accountId, list);
+      return { assistants: list.map((a) => listItem(a, statuses.get(a.id) ?? 'inactive')) };
+    },
   });
 
   api.route({
@@ -56,7 +68,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     handler: async ({ params, accountId }) => {
       const a = await repo.get(accountId, params.id);
       if (!a) throw notFound();
-      return recordView(deps, a);
+      return recordView(deps, a, await assistantStatus(statusDeps, a));
     },
   });
 
@@ -81,7 +93,11 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
         await repo.setInboundWebhook(accountId, params.id, true);
         updated.inboundWebhookEnabled = true;
       }
-      return { message: 'Assistant updated successfully.', data: recordView(deps, updated) };
+      return {
+        message: 'Assistant updated successfully.',
+        data: recordView(deps, updated, await assistantStatus(statusDeps, updated)),
+        warnings: providerWarnings(config, ctx.catalog, ctx.config),
+      };
     },
   });
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { Api } from './route.ts';
 import { authHook } from './auth.ts';
@@ -52,7 +52,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     loggerInstance: ctx.logger.child({}, { serializers: { req: requestForLog } }) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     // One line per request, written at completion by the onResponse hook below.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();

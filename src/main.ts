@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from './config.ts';
 import { preferNativeSrtp } from './media/srtp/srtp-media.ts';
 import { openStore } from './store/db.ts';
@@ -19,6 +20,8 @@ import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics, registerSipTcpMetrics } from './api/metrics.ts';
 import { registerRtpFilterMetric } from './media/media-metrics.ts';
+import { registerWebhookMetrics } from './webhooks/webhook-metrics.ts';
+import { createProviderMetrics } from './telemetry/provider-metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
@@ -41,8 +44,13 @@ export interface Engine {
 }
 
 /** The composition root: config → store → repos → trunks → SIP/media → API. */
-export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
-  const logger = createLogger(config.logLevel);
+export interface EngineOptions {
+  /** Where the JSON log lines go (default: stdout). */
+  logDestination?: DestinationStream;
+}
+
+export async function startEngine(config: Readonly<Config> = loadConfig(), opts: EngineOptions = {}): Promise<Engine> {
+  const logger = createLogger(config.logLevel, opts.logDestination);
   applyHeapGrowing(config.heapGrowingPercent);
   // The C DSP kernels (the denoiser's core) when built, unless SWITCHBOARD_DSP_NATIVE=0.
   useNativeDsp(config.dspNative);
@@ -71,6 +79,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
   // One /metrics registry for the API, the call engine's per-turn latency histograms and the SIP edge's counters.
   const metrics = createMetrics();
+  // Before the chat services and call wiring build their providers: they are measured from the start.
+  ctx.providerMetrics = createProviderMetrics(metrics.registry);
   // Built here (not only on first request) because calls share its agent and webhook delivery.
   const chat = chatServices(ctx);
   let calls: CallWiring;
@@ -114,6 +124,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   }
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
   registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
+  registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes });
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;
@@ -175,6 +186,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
         await store.close();
+        logger.info({ drainedMs: Math.round(clock.now() - plan.startMs) }, 'switchboard stopped');
+        await new Promise<void>((resolve) => logger.flush(() => resolve()));
       })();
       return closing;
     },

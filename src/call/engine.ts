@@ -12,6 +12,7 @@ import type { OutboundAudio } from '../media/media-types.ts';
 import type { SpeechProviders } from '../providers/registry.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { Clock } from '../util/clock.ts';
+import { callLogger } from './cascade/deps.ts';
 import { runCascade, type CascadeDeps, type CascadeMetrics, type CascadeResult, type EngineLogger } from './cascade/index.ts';
 import type { TurnVoice } from './cascade/spoken-turn.ts';
 import type { CallSession } from './call-session.ts';
@@ -112,7 +113,7 @@ export async function startEngine(
   const media: CallMedia = control?.media ?? session;
   const deps: CascadeDeps = {
     clock: ctx.clock,
-    logger: ctx.logger,
+    logger: callLogger(ctx.logger, session.uuid),
     agent: ctx.agent,
     ...resolveSpeech(assistant, ctx),
     vad: ctx.vad,

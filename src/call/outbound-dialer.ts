@@ -85,10 +85,12 @@ export class OutboundDialer implements OutboundCallPlacer {
       logger: env.logger,
       recorder: env.recorder,
       maxDurationMs: maxDurationMs(env, input.assistant),
+      mode: input.assistant.mode,
+      facts: { from: spec.phoneNumber, to: input.to, trunk: spec.id ?? input.trunk.inboundTrunkId, remote: `${spec.transport ?? 'udp'}:${spec.address}` },
     });
     env.registry.add(session);
     const work = this.dial(session, input).catch(async (err: unknown) => {
-      env.logger.error({ call: session.uuid, err: (err as Error).message }, 'outbound call failed');
+      session.log.error({ err: (err as Error).message }, 'outbound call failed');
       await session.close('error');
     });
     this.pending.add(work);
@@ -104,7 +106,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       const ports = await session.media.allocate();
       local = { address: ports.address, port: ports.rtpPort, srtp: spec.srtp ?? 'off' };
     } catch (err) {
-      env.logger.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
+      session.log.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
       await session.close('failed');
       return;
     }
@@ -157,7 +159,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       await env.engine(session, input.assistant, input.variables);
       if ((session.state as CallState) === 'active') await session.close('local-hangup');
     } catch (err) {
-      env.logger.error({ call: session.uuid, err: (err as Error).message }, 'call engine failed');
+      session.log.error({ err: (err as Error).message }, 'call engine failed');
       await session.close('error');
     }
   }

@@ -19,6 +19,9 @@ export interface DeliveryOptions {
   maxBackoffMs?: number;
 }
 
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+export const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = ['delivered', 'retry', 'failed'];
+
 /** Delay before attempt `attempts + 1`: 5 s, 10 s, 20 s … capped at an hour. */
 export function backoffMs(attempts: number, baseMs = 5_000, maxMs = 3_600_000): number {
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
@@ -43,6 +46,8 @@ export class DeliveryWorker {
   private running: Promise<void> | undefined;
   private stopped = true;
   private readonly fetchImpl: typeof fetch;
+  /** Attempts so far by outcome (for /metrics): delivered, retry (failed, tried again later), failed (given up or refused). */
+  readonly outcomes: Record<DeliveryOutcome, number> = { delivered: 0, retry: 0, failed: 0 };
 
   constructor(private readonly opts: DeliveryOptions) {
     this.fetchImpl = opts.fetch ?? defaultOutbound().fetch;
@@ -114,19 +119,23 @@ export class DeliveryWorker {
       permanent = outboundRefusal(err) !== undefined;
     }
     if (error === undefined) {
+      this.outcomes.delivered++;
       await this.opts.outbox.markDelivered(row.id, attempts);
       return;
     }
     if (permanent) {
+      this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery refused by the outbound guard');
       await this.opts.outbox.markFailed(row.id, attempts, error);
       return;
     }
     if (attempts >= (this.opts.maxAttempts ?? 8)) {
+      this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery gave up');
       await this.opts.outbox.markFailed(row.id, attempts, error);
       return;
     }
+    this.outcomes.retry++;
     const next = this.opts.clock.now() + backoffMs(attempts, this.opts.baseBackoffMs, this.opts.maxBackoffMs);
     await this.opts.outbox.markRetry(row.id, attempts, next, error);
   }

@@ -284,6 +284,7 @@ export class CascadeCall {
       }
     }
     this.book.callerTurn(userText, userStartMs, Math.max(this.lastSpeechEndMs, userStartMs));
+    this.deps.logger?.debug?.({ chars: userText.length, endpointingMs: decision.waitedMs, reason: decision.reason }, 'caller turn');
     const latency = {
       endpointingMs: decision.waitedMs,
       ...(this.stt.lastFinalAtMs !== undefined && this.stt.lastFinalAtMs >= startMs ? { sttFinalMs: this.stt.lastFinalAtMs - speechEndMs } : {}),
@@ -434,6 +435,7 @@ export class CascadeCall {
   private finishTurn(turn: SpokenTurn, endMs: number, interrupted: boolean, playedMs: number): void {
     if (this.turn === turn) this.turn = undefined;
     if (!this.book.finish(turn, endMs, interrupted, playedMs)) return;
+    this.deps.logger?.debug?.({ turn: turn.id, kind: turn.kind, interrupted, playedMs: Math.round(playedMs) }, 'assistant turn');
     if (this.ctl.signal.aborted || turn.failed) return;
     if (turn.ended) void this.hangUp('end-call-tool', 'local-hangup');
     else if (turn.kind === 'goodbye' && !interrupted) this.onRules(this.rules.goodbyeFinished(endMs));

@@ -126,6 +126,7 @@ export class SessionControl implements CallControl {
     });
     if (refer.ok) {
       await c.details.set({ transfer: { ...base, method: 'refer', refer_status: refer.referStatus, notify_status: refer.notifyStatus } });
+      c.session.log.info({ type: 'blind', method: 'refer', target: target.target }, 'call transferred');
       // The far end has connected the caller elsewhere: our leg is done. After this turn, not in it.
       this.clock.setTimeout(() => void c.hangUpNow('local-hangup'), 0);
       return { ok: true, method: 'refer' };
@@ -154,6 +155,7 @@ export class SessionControl implements CallControl {
     c.view?.mute(true);
     c.beginHandover();
     this.recordLegs({ ...base, caller_id: callerId }, refer.referStatus, bridge);
+    c.session.log.info({ type: 'blind', method: 'bridge', target: target.target }, 'call transferred');
     return { ok: true, method: 'bridge' };
   }
 

@@ -93,6 +93,7 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
   bridge.start();
   c.beginHandover();
   control.recordLegs({ ...base, outcome: 'accepted', summary }, null, bridge);
+  c.session.log.info({ type: 'warm', method: 'bridge', supervisor: opts.supervisor }, 'call transferred');
   return { outcome: 'accepted' };
 }
 

@@ -17,6 +17,7 @@ import { SpeechProviders } from '../../providers/registry.ts';
 import { FliteTtsProvider } from '../../providers/tts/flite-tts.ts';
 import type { Clock } from '../../util/clock.ts';
 import { createCascadeMetrics } from '../cascade/index.ts';
+import type { ProviderMetrics } from '../../telemetry/provider-metrics.ts';
 import type { EngineContext } from '../engine.ts';
 
 export interface EnginePartsInput {
@@ -27,6 +28,8 @@ export interface EnginePartsInput {
   agent: EngineContext['agent'];
   /** The /metrics registry of the API: per-turn latency histograms are served there. */
   metricsRegistry: client.Registry;
+  /** Speech providers' requests and first-byte latency (absent: not measured). */
+  providerMetrics?: ProviderMetrics;
 }
 
 export interface EngineParts {
@@ -106,7 +109,12 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   const denoiser = await denoiserLoad;
   if (denoiser?.vadError) log.warn({ err: denoiser.vadError }, "the denoiser's worker could not load the VAD: the callers' VAD runs on its own thread");
   const fliteOnce = (): Promise<FliteTts> => Promise.resolve(flite);
-  const speech = new SpeechProviders({ config: input.config, flite: fliteOnce, clock: input.clock });
+  const speech = new SpeechProviders({
+    config: input.config,
+    flite: fliteOnce,
+    clock: input.clock,
+    ...(input.providerMetrics ? { metrics: input.providerMetrics } : {}),
+  });
   const ctx: EngineContext = {
     clock: input.clock,
     logger: log,

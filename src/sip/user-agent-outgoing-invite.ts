@@ -7,7 +7,8 @@
  *
  * We say `Supported: 100rel`: a reliable provisional (RFC 3262: `Require: 100rel` and RSeq) is
  * PRACKed in its early dialog, once per RSeq; a resent one (RSeq not one past the last) is
- * neither PRACKed again nor reported again.
+ * neither PRACKed again nor reported again. A PRACK challenged with 401/407 is resent with the
+ * INVITE's credentials (prack-sender.ts).
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Timer } from '../util/clock.ts';
@@ -16,6 +17,7 @@ import { allowedMethods, buildInDialogRequest, dialogId, uacAddressing } from '.
 import { negotiateAsUac } from './dialog-session-timer.ts';
 import { header, headers, type SipHeader, type SipRequest, type SipResponse } from './message.ts';
 import { lists100rel } from './reliable-provisionals.ts';
+import { sendPrack } from './prack-sender.ts';
 import { cseqOf, tagOf } from './transaction-headers.ts';
 import type { Destination } from './transaction-types.ts';
 import { answerChallenge, withCredentials, type DigestResponder } from './user-agent-auth.ts';
@@ -236,8 +238,17 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     this.earlySeq = Math.max(this.earlySeq, inviteSeq) + 1;
     const addressing = uacAddressing(req, res, this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip', this.dest?.address));
     const prack = buildInDialogRequest(addressing, 'PRACK', { cseq: this.earlySeq, headers: [{ name: 'rack', value: `${rseq} ${inviteSeq} INVITE` }] });
-    // The PRACK's own transaction resends it; its outcome changes nothing here.
-    this.ua.sendRequest(prack).catch(() => undefined);
+    // The PRACK's own transaction resends it; a challenge is answered (prack-sender.ts); its
+    // outcome changes nothing else here.
+    sendPrack(
+      {
+        sendRequest: (r) => this.ua.sendRequest(r),
+        credentials: this.opts.credentials,
+        nextSeq: () => ++this.earlySeq,
+        done: () => this.settled && !this.byRemoteTag.has(remoteTag),
+      },
+      prack,
+    ).catch(() => undefined);
     return true;
   }
 

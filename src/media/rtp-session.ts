@@ -378,6 +378,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       inboundNative: this.in?.native ?? false,
       srtp: this.srtp?.suite,
       srtpAuthFailed: this.srtp?.counters.authFailed ?? 0,
+      srtcpAuthFailed: this.srtp?.counters.rtcpAuthFailed ?? 0,
       srtpReplayed: this.srtp?.counters.replayed ?? 0,
     };
   }

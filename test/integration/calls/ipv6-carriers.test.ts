@@ -6,6 +6,7 @@
  * from an IPv6 registrar are trusted whatever spelling its address was configured in.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { dialLeg } from '../../../src/call/control/leg.ts';
 import { parseSdp } from '../../../src/media/sdp.ts';
 import { header } from '../../../src/sip/message.ts';
 import { dnsAt } from '../../../src/sip/locate.ts';
@@ -113,6 +114,35 @@ describe('outbound calls to IPv6 carriers', () => {
     expect(rec).toMatchObject({ status: 'failed', end_cause: 'no-public-ipv6' });
     expect(carrier.incoming).toHaveLength(0);
     expect(h.server.registry.size).toBe(0);
+  });
+});
+
+describe('transfer legs to IPv6 carriers', () => {
+  const legDeps = () => ({ ua: h!.server.ua, clock: h!.server.env.clock, createMedia: h!.server.env.createMedia });
+
+  it('a leg dialled through a trunk at an IPv6 carrier offers c=IN IP6 SIP_PUBLIC_HOST6 and its media flows', async () => {
+    h = await harness({}, 10, DUAL);
+    const carrier = await carrierAt('::1');
+    const { trunk } = await outboundTrunk(`[::1]:${carrier.port}`);
+    const dialed = await dialLeg(legDeps(), { trunk: trunk.live, to: '+14155550123', ringingMs: 3000 });
+    expect(dialed.ok).toBe(true);
+    if (!dialed.ok) return;
+    const invite = carrier.incoming[0]!;
+    expect(connectionOf(invite.offer!)).toEqual({ address: '::1', origin: expect.stringMatching(/ IN IP6 ::1$/) });
+    expect(header(invite.request, 'contact')).toMatch(/@\[::1\]:/);
+    const call = carrier.answered[0]!;
+    call.rtp.playTone(400, 400);
+    await until(() => dialed.leg.media.stats().packetsReceived > 5, 3000, 'carrier media on the leg');
+    await dialed.leg.hangup();
+  });
+
+  it('with no IPv6 public host, the leg fails with cause no-public-ipv6 and nothing reaches the carrier', async () => {
+    h = await harness({}, 10, DUAL_NO_HOST6);
+    const carrier = await carrierAt('::1');
+    const { trunk } = await outboundTrunk(`[::1]:${carrier.port}`);
+    const dialed = await dialLeg(legDeps(), { trunk: trunk.live, to: '+14155550123', ringingMs: 3000 });
+    expect(dialed).toMatchObject({ ok: false, reason: 'failed', cause: 'no-public-ipv6' });
+    expect(carrier.incoming).toHaveLength(0);
   });
 });
 

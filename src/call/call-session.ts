@@ -40,6 +40,8 @@ export type EndCause =
   | 'declined'
   | 'invalid-number'
   | 'failed'
+  /** A call placed to an IPv6 carrier with no SIP_PUBLIC_HOST6 to name in its SDP and Contact. */
+  | 'no-public-ipv6'
   | 'shutdown'
   | 'error';
 

@@ -144,7 +144,7 @@ export class SessionControl implements CallControl {
     const callerId = callerIdRecord(dialed.callerId, dialed.passthroughRefused);
     if (!dialed.ok) {
       await c.details.set({ transfer: { ...base, method: 'bridge', refer_status: refer.referStatus, failed: true, leg_status: dialed.status, caller_id: callerId } });
-      return { ok: false, reason: dialed.reason, detail: `bridge leg: ${dialed.status}` };
+      return { ok: false, reason: dialed.reason, detail: `bridge leg: ${dialed.status}${dialed.cause ? ` ${dialed.cause}` : ''}` };
     }
     if (!c.active) {
       await dialed.leg.hangup();

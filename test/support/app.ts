@@ -12,6 +12,7 @@ import type { AppContext } from '../../src/context.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import type { Outbound } from '../../src/net/outbound/index.ts';
 import { LOOPBACK_ALLOW_CIDRS } from './outbound.ts';
+import { assertContract, recordResponses } from './api-contract.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -52,6 +53,8 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
     ...(opts.outbound && { outbound: opts.outbound }),
   };
   const { app } = await buildApp(ctx);
+  // Every answer of every test keeps the API document's contract; checked on close.
+  const recorded = recordResponses(app);
   await app.ready();
   return {
     app,
@@ -78,8 +81,12 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
       return { status: res.statusCode, body: parsed, headers: res.headers };
     },
     async close() {
-      await app.close();
-      await store.close();
+      try {
+        await assertContract(app, recorded);
+      } finally {
+        await app.close();
+        await store.close();
+      }
     },
   };
 }

@@ -13,6 +13,7 @@ import type { RateDecision, RateLimiter } from '../../../src/api/rate-limit.ts';
 import type { AppContext } from '../../../src/context.ts';
 import { dollarsToMicros } from '../../../src/util/money.ts';
 import { LOOPBACK_ALLOW_CIDRS } from '../../support/outbound.ts';
+import { assertContract, recordResponses } from '../../support/api-contract.ts';
 
 /** Admits everything: table-driven tests send hundreds of requests and are not about limits. */
 export const noLimits: RateLimiter = {
@@ -64,6 +65,8 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
   };
   const built = await buildApp(ctx, { limiter: opts.limiter ?? noLimits });
   const { app } = built;
+  // Every answer of every test keeps the API document's contract; checked on close.
+  const recorded = recordResponses(app);
   await app.ready();
   return {
     app,
@@ -92,8 +95,12 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
       return { status: res.statusCode, body: parsed, raw: res.body, headers: res.headers };
     },
     async close() {
-      await app.close();
-      await store.close();
+      try {
+        await assertContract(app, recorded);
+      } finally {
+        await app.close();
+        await store.close();
+      }
     },
   };
 }

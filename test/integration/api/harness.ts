@@ -13,7 +13,7 @@ import type { RateDecision, RateLimiter } from '../../../src/api/rate-limit.ts';
 import type { AppContext } from '../../../src/context.ts';
 import { dollarsToMicros } from '../../../src/util/money.ts';
 import { LOOPBACK_ALLOW_CIDRS } from '../../support/outbound.ts';
-import { assertContract, recordResponses } from '../../support/api-contract.ts';
+import { assertContract, recordResponses, type RecordedResponse } from '../../support/api-contract.ts';
 
 /** Admits everything: table-driven tests send hundreds of requests and are not about limits. */
 export const noLimits: RateLimiter = {
@@ -27,6 +27,8 @@ export interface Harness {
   clock: ManualClock;
   /** Every line the engine logged (pino JSON), at trace level. */
   logs: string[];
+  /** Every answer the app sent, checked against /api/openapi.json on close. */
+  responses: RecordedResponse[];
   account(balanceDollars?: number): Promise<{ id: number; key: string }>;
   call(key: string | undefined, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; raw: string; headers: Record<string, unknown> }>;
   close(): Promise<void>;
@@ -36,7 +38,7 @@ export interface Harness {
  * Like test/support/app.ts, but exposes the route table (`built.api.routes`, `built.served`),
  * captures the log at trace level and takes a limiter (default: none).
  */
-export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } = {}): Promise<Harness> {
+export async function harness(opts: { limiter?: RateLimiter; dataDir?: string; env?: Record<string, string> } = {}): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2025, 0, 6, 12));
   const store = openMemoryStore();
   const secrets = new SecretBox(Buffer.alloc(32, 9));
@@ -52,6 +54,7 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
     SWITCHBOARD_DATA_DIR: opts.dataDir ?? '/tmp/switchboard-test-unused',
     SIP_PUBLIC_HOST: '127.0.0.1',
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+    ...opts.env,
   });
   const ctx: AppContext = {
     config,
@@ -74,6 +77,7 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
     ctx,
     clock,
     logs,
+    responses: recorded,
     async account(balanceDollars = 0) {
       const account = await ctx.repos.accounts.create('test account');
       if (balanceDollars) ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');

@@ -6,6 +6,7 @@ import { authHook } from './auth.ts';
 import { handleError } from './errors.ts';
 import { API_WINDOWS, MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { openApiDocument } from './openapi.ts';
+import { registerDocsRoutes } from './docs.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { registerRoutes } from './routes/index.ts';
 
@@ -106,8 +107,11 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
 
   await registerRoutes(api, ctx);
 
+  // Built on first request, once every route is registered; the routes never change after.
+  let document: ReturnType<typeof openApiDocument> | undefined;
   app.get(`${API_PREFIX}/openapi.json`, async () =>
-    openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` }),
+    (document ??= openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` })),
   );
+  registerDocsRoutes(app, API_PREFIX, ctx.config.publicUrl);
   return { app, api, metrics, served };
 }

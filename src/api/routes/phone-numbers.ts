@@ -5,6 +5,7 @@ import type { PhoneNumber } from '../../store/repos/phone-numbers.ts';
 import { iso } from '../../store/json.ts';
 import { isE164 } from '../../util/phone.ts';
 import { ConflictError, NotFoundError } from '../../util/errors.ts';
+import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
  * Phone numbers. Trunk numbers are created and removed with their SIP trunk; POST/DELETE here
@@ -14,6 +15,15 @@ import { ConflictError, NotFoundError } from '../../util/errors.ts';
 const createBody = z.object({
   phone_number: z.string().refine(isE164, 'The phone number field must be an E.164 number (+ and 8 to 15 digits).'),
   type: z.literal('caller_id').default('caller_id'),
+});
+
+const phoneNumberView = z.object({
+  id: z.int(),
+  phone_number: z.string(),
+  type: z.enum(['sip_trunk', 'caller_id']),
+  sip_trunk_id: z.int().nullable(),
+  assistant_id: z.int().nullable().meta({ description: 'The inbound assistant answering this number' }),
+  created_at: timestamp,
 });
 
 export function presentPhoneNumber(p: PhoneNumber) {
@@ -34,6 +44,7 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     url: '/user/phone-numbers',
     summary: 'List phone numbers (trunk numbers and caller-ID numbers)',
     tags,
+    response: z.array(phoneNumberView),
     async handler({ accountId }) {
       return (await ctx.repos.phoneNumbers.list(accountId)).map(presentPhoneNumber);
     },
@@ -45,6 +56,8 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: createBody,
     status: 201,
+    response: withData(phoneNumberView),
+    errors: { 409: 'This caller-ID number is already registered' },
     async handler({ body, accountId }) {
       if (await ctx.repos.phoneNumbers.find(accountId, body.phone_number, 'caller_id')) {
         throw new ConflictError('This caller-ID number is already registered.');
@@ -59,6 +72,7 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a phone number',
     tags,
     params: idParams,
+    response: phoneNumberView,
     async handler({ params, accountId }) {
       const number = await ctx.repos.phoneNumbers.get(accountId, params.id);
       if (!number) throw new NotFoundError('Phone number');
@@ -71,6 +85,8 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a caller-ID number',
     tags,
     params: idParams,
+    response: messageOnly,
+    errors: { 409: 'The number belongs to a SIP trunk, or a campaign in progress uses it' },
     async handler({ params, accountId }) {
       const number = await ctx.repos.phoneNumbers.get(accountId, params.id);
       if (!number) throw new NotFoundError('Phone number');

@@ -22,6 +22,7 @@ import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
+import { startTracing } from './telemetry/tracing.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -80,6 +81,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   }
   preferNativeSrtp(config.rtp.native);
   const rtpIo = rtpIoFor(config.rtp.thread);
+  // OpenTelemetry traces when an OTLP endpoint is set; nothing of the SDK is loaded otherwise.
+  const tracing = await startTracing(config.tracing);
+  if (tracing) logger.info({ tracesUrl: new URL(config.tracing!.tracesUrl!).origin }, 'exporting traces over OTLP/HTTP');
   try {
     calls = await wireCalls({
       ctx,
@@ -90,6 +94,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     });
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   try {
@@ -107,6 +112,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   } catch (err) {
     await calls.close();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
@@ -127,6 +133,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     await app.close();
     await calls.close();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   const addr = app.server.address() as AddressInfo;
@@ -172,6 +179,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
         await store.close();
+        // Last: the spans of everything above are exported (bounded by the export timeout).
+        if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());
       })();
       return closing;
     },

@@ -14,6 +14,7 @@ import type { SttProvider } from './stt/types.ts';
 import { FliteTtsProvider } from './tts/flite-tts.ts';
 import { OpenAiTts } from './tts/openai-tts.ts';
 import type { TtsProvider } from './tts/types.ts';
+import { traceStt, traceTts } from '../telemetry/provider-spans.ts';
 
 export interface SpeechProviderDeps {
   config: Pick<Config, 'openai' | 'deepgram'>;
@@ -61,7 +62,7 @@ export class SpeechProviders {
   synthesizer(entry: SynthesizerProvider): TtsProvider {
     let p = this.tts.get(entry.id);
     if (!p) {
-      p = SYNTHESIZERS[entry.kind](entry, this.deps);
+      p = traceTts(SYNTHESIZERS[entry.kind](entry, this.deps));
       this.tts.set(entry.id, p);
     }
     return p;
@@ -70,7 +71,7 @@ export class SpeechProviders {
   transcriber(entry: TranscriberProvider): SttProvider {
     let p = this.stt.get(entry.id);
     if (!p) {
-      p = TRANSCRIBERS[entry.kind](entry, this.deps);
+      p = traceStt(TRANSCRIBERS[entry.kind](entry, this.deps));
       this.stt.set(entry.id, p);
     }
     return p;

@@ -206,6 +206,7 @@ export class CascadeCall {
   private emit(event: TimelineEvent): void {
     this.timeline.push(event);
     this.deps.onEvent?.(event);
+    this.deps.trace?.event(event);
   }
 
   private track(p: Promise<unknown>): void {
@@ -381,7 +382,8 @@ export class CascadeCall {
     this.turn = turn;
     this.book.started(id, kind);
     this.emit({ type: 'turn-start', atMs: this.now(), turn: id, kind });
-    this.track(turn.run().then(() => this.afterProduced(turn)));
+    const run = (): Promise<void> => turn.run();
+    this.track((this.deps.trace ? this.deps.trace.inTurn(id, run) : run()).then(() => this.afterProduced(turn)));
     return turn;
   }
 
@@ -434,6 +436,7 @@ export class CascadeCall {
   private finishTurn(turn: SpokenTurn, endMs: number, interrupted: boolean, playedMs: number): void {
     if (this.turn === turn) this.turn = undefined;
     if (!this.book.finish(turn, endMs, interrupted, playedMs)) return;
+    this.deps.trace?.turnEnded(turn, endMs, interrupted);
     if (this.ctl.signal.aborted || turn.failed) return;
     if (turn.ended) void this.hangUp('end-call-tool', 'local-hangup');
     else if (turn.kind === 'goodbye' && !interrupted) this.onRules(this.rules.goodbyeFinished(endMs));

@@ -16,6 +16,7 @@ import type { CascadeMetrics } from './metrics.ts';
 import type { TurnVoice } from './spoken-turn.ts';
 import type { TimelineListener } from './timeline.ts';
 import type { WorkTracker } from './work.ts';
+import type { TurnTracer } from '../../telemetry/call-trace.ts';
 
 export interface EngineLogger {
   info(obj: object, msg?: string): void;
@@ -60,6 +61,8 @@ export interface CascadeDeps {
   sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
+  /** The call's trace (tracing on): turn spans from the timeline, the turn's work in its span. */
+  trace?: TurnTracer;
   /**
    * The call's voice built-ins (src/call/tools buildVoiceTools over a live CallControl), given
    * to the agent as extraTools; without them only the engine's own end_call is offered.

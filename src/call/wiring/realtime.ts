@@ -7,6 +7,7 @@
 import type { AppContext } from '../../context.ts';
 import type { AgentDeps } from '../../agent/types.ts';
 import { OpenAiRealtime } from '../../providers/realtime/openai-realtime.ts';
+import { traceRealtime } from '../../telemetry/provider-spans.ts';
 import type { EngineContext } from '../engine.ts';
 import { startRealtimeEngine, type RealtimeEngineContext } from '../realtime/index.ts';
 import type { RealtimeRunner } from './call-runner.ts';
@@ -16,7 +17,7 @@ export function realtimeRunner(engine: EngineContext, ctx: Pick<AppContext, 'con
     ...engine,
     catalog: ctx.catalog,
     realtime: {
-      provider: new OpenAiRealtime({ logger: ctx.logger.child({ part: 'realtime' }) }),
+      provider: traceRealtime(new OpenAiRealtime({ logger: ctx.logger.child({ part: 'realtime' }) })),
       apiKey: ctx.config.openai.apiKey ?? '',
       ...(ctx.config.openai.baseUrl ? { baseUrl: ctx.config.openai.baseUrl } : {}),
     },

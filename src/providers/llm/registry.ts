@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import { OpenAiLlmProvider } from './openai.ts';
 import type { LlmProvider } from './types.ts';
+import { traceLlm } from '../../telemetry/provider-spans.ts';
 
 /** Provider names as the catalog spells them (`llm-models[].provider`). */
 export type LlmProviderName = 'openai';
@@ -10,7 +11,7 @@ export type LlmRegistry = Readonly<Record<LlmProviderName, LlmProvider>>;
 /** Built once in the composition root; every OpenAI-protocol model shares one client. */
 export function createLlmRegistry(config: Pick<Config, 'openai'>): LlmRegistry {
   return Object.freeze({
-    openai: new OpenAiLlmProvider({ apiKey: config.openai.apiKey, baseUrl: config.openai.baseUrl }),
+    openai: traceLlm(new OpenAiLlmProvider({ apiKey: config.openai.apiKey, baseUrl: config.openai.baseUrl })),
   });
 }
 

@@ -51,6 +51,8 @@ export interface WorldOptions {
   balanceDollars?: number;
   /** RTP ports for the engine (two per call); default 100. */
   rtpPorts?: number;
+  /** More engine environment (OTEL_* for tracing tests). */
+  env?: Record<string, string>;
 }
 
 export async function freePort(): Promise<number> {
@@ -98,6 +100,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       DEEPGRAM_BASE_URL: deepgram.url.replace(/^ws/, 'http'),
       // The webhook sink and tool stand-ins are on loopback.
       SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+      ...opts.env,
     }),
   );
   const repos = engine.ctx.repos;

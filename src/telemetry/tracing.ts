@@ -6,7 +6,7 @@
  * all, so an engine stopped in a process leaves nothing behind.
  */
 import { context, propagation, trace } from '@opentelemetry/api';
-import type { Sampler } from '@opentelemetry/sdk-trace';
+import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalContextManager } from './context-manager.ts';
 import type { TracingConfig } from './otel-env.ts';
 import { setTracer } from './spans.ts';
@@ -22,7 +22,7 @@ const TRACER_NAME = 'switchboard';
 export async function startTracing(cfg: TracingConfig | undefined): Promise<Tracing | undefined> {
   if (!cfg?.enabled || !cfg.tracesUrl) return undefined;
   const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }, { W3CTraceContextPropagator }] = await Promise.all([
-    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/core'),
@@ -37,11 +37,11 @@ export async function startTracing(cfg: TracingConfig | undefined): Promise<Trac
     parentbased_traceidratio: () => new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio) }),
   };
   const exporter = new OTLPTraceExporter({ url: cfg.tracesUrl, headers: { ...cfg.headers }, timeoutMillis: cfg.exportTimeoutMs });
-  const provider = new sdk.TracerProvider({
+  const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({ ...cfg.resourceAttributes, 'service.name': cfg.serviceName }),
     sampler: samplers[cfg.sampler](),
     spanProcessors: [
-      new sdk.BatchSpanProcessor({ exporter, scheduledDelayMillis: cfg.exportDelayMs, exportTimeoutMillis: cfg.exportTimeoutMs }),
+      new sdk.BatchSpanProcessor(exporter, { scheduledDelayMillis: cfg.exportDelayMs, exportTimeoutMillis: cfg.exportTimeoutMs }),
     ],
   });
   const contextManager = new AsyncLocalContextManager();

@@ -69,6 +69,10 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
   // One /metrics registry for the API, the call engine's per-turn latency histograms and the SIP edge's counters.
   const metrics = createMetrics();
+  // OpenTelemetry traces when an OTLP endpoint is set; nothing of the SDK is loaded otherwise.
+  // Before any provider is built: with tracing on, they are built with their span decorators.
+  const tracing = await startTracing(config.tracing);
+  if (tracing) logger.info({ tracesUrl: new URL(config.tracing!.tracesUrl!).origin }, 'exporting traces over OTLP/HTTP');
   // Built here (not only on first request) because calls share its agent and webhook delivery.
   const chat = chatServices(ctx);
   let calls: CallWiring;
@@ -81,9 +85,6 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   }
   preferNativeSrtp(config.rtp.native);
   const rtpIo = rtpIoFor(config.rtp.thread);
-  // OpenTelemetry traces when an OTLP endpoint is set; nothing of the SDK is loaded otherwise.
-  const tracing = await startTracing(config.tracing);
-  if (tracing) logger.info({ tracesUrl: new URL(config.tracing!.tracesUrl!).origin }, 'exporting traces over OTLP/HTTP');
   try {
     calls = await wireCalls({
       ctx,

@@ -3,7 +3,8 @@
  * builds them (src/providers/registry.ts, src/providers/llm/registry.ts, the realtime wiring):
  * `llm.request`, `tts.request`, `stt.connection`, `realtime.session`. Each runs the vendor's
  * work in its span's context, so the HTTP request or WebSocket handshake it makes carries the
- * span in `traceparent`. With tracing off each method calls straight through (one check).
+ * span in `traceparent`. With tracing off at construction the provider is returned as it is;
+ * a decorated one calls straight through once tracing has been shut down.
  */
 import { context, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type { AudioFrame } from '../audio/frame.ts';
@@ -14,6 +15,7 @@ import type { TtsProvider } from '../providers/tts/types.ts';
 import { failSpan, startSpan, traced, tracingOn } from './spans.ts';
 
 export function traceLlm(inner: LlmProvider): LlmProvider {
+  if (!tracingOn()) return inner;
   return {
     label: inner.label,
     capabilities: inner.capabilities,
@@ -41,6 +43,7 @@ export function traceLlm(inner: LlmProvider): LlmProvider {
 }
 
 export function traceTts(inner: TtsProvider): TtsProvider {
+  if (!tracingOn()) return inner;
   return {
     label: inner.label,
     capabilities: inner.capabilities,
@@ -80,6 +83,7 @@ async function* tracedFrames(span: Span, ctx: Context, signal: AbortSignal, open
 }
 
 export function traceStt(inner: SttProvider): SttProvider {
+  if (!tracingOn()) return inner;
   return {
     label: inner.label,
     capabilities: inner.capabilities,
@@ -135,6 +139,7 @@ function tracedSttStream(stream: SttStream, span: Span, signal: AbortSignal): St
 }
 
 export function traceRealtime(inner: RealtimeProvider): RealtimeProvider {
+  if (!tracingOn()) return inner;
   return {
     label: inner.label,
     capabilities: inner.capabilities,

@@ -26,7 +26,7 @@ export interface SpanHandle {
   fail(message: string): void;
 }
 
-const NOOP_HANDLE: SpanHandle = {
+export const NOOP_HANDLE: SpanHandle = {
   setAttributes() {},
   addEvent() {},
   fail() {},

@@ -26,6 +26,7 @@ import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
+import { startTracing } from './telemetry/tracing.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -81,6 +82,10 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const metrics = createMetrics();
   // Before the chat services and call wiring build their providers: they are measured from the start.
   ctx.providerMetrics = createProviderMetrics(metrics.registry);
+  // OpenTelemetry traces when an OTLP endpoint is set; nothing of the SDK is loaded otherwise.
+  // Before any provider is built: with tracing on, they are built with their span decorators.
+  const tracing = await startTracing(config.tracing);
+  if (tracing) logger.info({ tracesUrl: new URL(config.tracing!.tracesUrl!).origin }, 'exporting traces over OTLP/HTTP');
   // Built here (not only on first request) because calls share its agent and webhook delivery.
   const chat = chatServices(ctx);
   let calls: CallWiring;
@@ -103,6 +108,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     });
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   try {
@@ -120,6 +126,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   } catch (err) {
     await calls.close();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
@@ -141,6 +148,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     await app.close();
     await calls.close();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   const addr = app.server.address() as AddressInfo;
@@ -186,6 +194,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
         await store.close();
+        // Last: the spans of everything above are exported (bounded by the export timeout).
+        if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());
         logger.info({ drainedMs: Math.round(clock.now() - plan.startMs) }, 'switchboard stopped');
         await new Promise<void>((resolve) => logger.flush(() => resolve()));
       })();

@@ -17,6 +17,7 @@ import { runCascade, type CascadeDeps, type CascadeMetrics, type CascadeResult, 
 import type { TurnVoice } from './cascade/spoken-turn.ts';
 import type { CallSession } from './call-session.ts';
 import { recordingPath, type RecordingSink } from './recorder.ts';
+import { currentCallTrace } from '../telemetry/call-trace.ts';
 
 export interface DtmfEvent {
   digit: string;
@@ -111,6 +112,7 @@ export async function startEngine(
   // control (src/call/control) the engine gets the conductor's view of the session instead,
   // which can end without a BYE (transfer, assistant swap), and the call's voice tools.
   const media: CallMedia = control?.media ?? session;
+  const trace = currentCallTrace();
   const deps: CascadeDeps = {
     clock: ctx.clock,
     logger: callLogger(ctx.logger, session.uuid),
@@ -124,6 +126,7 @@ export async function startEngine(
     ...(control?.voiceTools ? { voiceTools: control.voiceTools } : {}),
     ...(control?.history ? { history: control.history } : {}),
     ...(control?.onHistory ? { onHistory: control.onHistory } : {}),
+    ...(trace ? { trace } : {}),
     // A call-level recording (the call runner's, across assistant swaps) is saved by its owner.
     ...(control?.recording
       ? { recording: control.recording }

@@ -3,6 +3,8 @@ import { defaultOutbound, outboundRefusal } from '../net/outbound/index.ts';
 import type { OutboxRepo, OutboxRow } from '../store/repos/outbox.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import { signedHeaders } from './signing.ts';
+import { traceWebhook } from '../telemetry/tools.ts';
+import type { SpanHandle } from '../telemetry/spans.ts';
 
 export interface DeliveryOptions {
   outbox: OutboxRepo;
@@ -97,8 +99,12 @@ export class DeliveryWorker {
     }
   }
 
-  private async deliver(row: OutboxRow): Promise<void> {
+  private deliver(row: OutboxRow): Promise<void> {
     const attempts = row.attempts + 1;
+    return traceWebhook({ outboxId: row.id, attempt: attempts, url: row.url }, (span) => this.attempt(row, attempts, span));
+  }
+
+  private async attempt(row: OutboxRow, attempts: number, span: SpanHandle): Promise<void> {
     let error: string | undefined;
     let permanent = false;
     try {
@@ -113,6 +119,7 @@ export class DeliveryWorker {
         redirect: 'manual',
       });
       await res.body?.cancel();
+      span.setAttributes({ 'http.response.status_code': res.status });
       if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
     } catch (err) {
       error = (err as Error).message;
@@ -123,6 +130,7 @@ export class DeliveryWorker {
       await this.opts.outbox.markDelivered(row.id, attempts);
       return;
     }
+    span.fail(error);
     if (permanent) {
       this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery refused by the outbound guard');

@@ -206,6 +206,7 @@ export class CascadeCall {
   private emit(event: TimelineEvent): void {
     this.timeline.push(event);
     this.deps.onEvent?.(event);
+    this.deps.trace?.event(event);
   }
 
   private track(p: Promise<unknown>): void {
@@ -382,7 +383,8 @@ export class CascadeCall {
     this.turn = turn;
     this.book.started(id, kind);
     this.emit({ type: 'turn-start', atMs: this.now(), turn: id, kind });
-    this.track(turn.run().then(() => this.afterProduced(turn)));
+    const run = (): Promise<void> => turn.run();
+    this.track((this.deps.trace ? this.deps.trace.inTurn(id, run) : run()).then(() => this.afterProduced(turn)));
     return turn;
   }
 
@@ -436,6 +438,7 @@ export class CascadeCall {
     if (this.turn === turn) this.turn = undefined;
     if (!this.book.finish(turn, endMs, interrupted, playedMs)) return;
     this.deps.logger?.debug?.({ turn: turn.id, kind: turn.kind, interrupted, playedMs: Math.round(playedMs) }, 'assistant turn');
+    this.deps.trace?.turnEnded(turn, endMs, interrupted);
     if (this.ctl.signal.aborted || turn.failed) return;
     if (turn.ended) void this.hangUp('end-call-tool', 'local-hangup');
     else if (turn.kind === 'goodbye' && !interrupted) this.onRules(this.rules.goodbyeFinished(endMs));

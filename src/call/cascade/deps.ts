@@ -16,6 +16,7 @@ import type { CascadeMetrics } from './metrics.ts';
 import type { TurnVoice } from './spoken-turn.ts';
 import type { TimelineListener } from './timeline.ts';
 import type { WorkTracker } from './work.ts';
+import type { TurnTracer } from '../../telemetry/call-trace.ts';
 
 export interface EngineLogger {
   /** Turn-level lines (caller turns, replies with their latency); optional for stand-in loggers. */
@@ -74,6 +75,8 @@ export interface CascadeDeps {
   sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
+  /** The call's trace (tracing on): turn spans from the timeline, the turn's work in its span. */
+  trace?: TurnTracer;
   /**
    * The call's voice built-ins (src/call/tools buildVoiceTools over a live CallControl), given
    * to the agent as extraTools; without them only the engine's own end_call is offered.

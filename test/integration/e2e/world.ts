@@ -53,6 +53,8 @@ export interface WorldOptions {
   rtpPorts?: number;
   /** The engine's log lines (JSON, one per write) and their level; default: silent. */
   log?: { level: string; destination: { write(line: string): void } };
+  /** More engine environment (OTEL_* for tracing tests). */
+  env?: Record<string, string>;
 }
 
 export async function freePort(): Promise<number> {
@@ -100,6 +102,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       DEEPGRAM_BASE_URL: deepgram.url.replace(/^ws/, 'http'),
       // The webhook sink and tool stand-ins are on loopback.
       SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+      ...opts.env,
     }),
     opts.log ? { logDestination: opts.log.destination } : {},
   );

@@ -16,7 +16,7 @@ const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
  * (src/sip/server.ts). 10 new calls a second per trunk is the top of the call-per-second tiers
  * carriers commonly sell per trunk, and 20 at once covers a cluster of calls (a campaign start, a
  * retry wave after a blip); a flood from one trunk then needs 18 s or more to fill its 200-call cap
- * instead of a fraction of a second, while the box sustains 100 setups a second (bench/RESULTS.md).
+ * instead of a fraction of a second, while the box sustains 100 setups a second (docs/bench-history.md).
  * The process-wide rate is off (0): the live-call cap and the event-loop delay already measure
  * what the box can take; a fixed global rate would sit either above that or below it.
  */

@@ -5,7 +5,7 @@
  * every request through the spec's machinery: request and response objects cloned and checked,
  * the body turned into a stream and pumped, a controller per fetch. At 100 pipeline calls that
  * was 8 % of the event-loop thread for about 40 requests a second (a reply's chat completion and
- * its sentences' speech), more than the requests' own parsing (bench/RESULTS.md, session 13).
+ * its sentences' speech), more than the requests' own parsing (docs/bench-history.md, 2026-11-27 10:45).
  *
  * Only what the clients send to JSON endpoints takes this path: a string or byte body (or none)
  * to an http(s) URL. Anything else (a multipart upload, a stream body, a Request object) goes to

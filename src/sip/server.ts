@@ -101,7 +101,7 @@ export interface OverloadOptions {
 
 /**
  * The media loop of every call runs on the event-loop thread, which saturates at about 140
- * G.711 echo calls on 2 cores (bench/RESULTS.md); the lag check sheds well before calls
+ * G.711 echo calls on 2 cores (docs/bench-history.md); the lag check sheds well before calls
  * degrade audibly, the call cap is a backstop above the per-account and per-trunk caps.
  */
 export const DEFAULT_OVERLOAD: OverloadOptions = {

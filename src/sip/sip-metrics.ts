@@ -1,5 +1,5 @@
 /**
- * The SIP edge's counters on /metrics: bans (the name interface.md fixes, without labels; the
+ * The SIP edge's counters on /metrics: bans (a fixed metric name, without labels; the
  * reason is in the log line), malformed input, and INVITEs refused by a new-call rate limit.
  * Label values are bounded: trunk ids, of which a process keeps at most MAX_TRUNK_SERIES before
  * the rest are counted under "other" (trunks come and go through the API; a series per deleted

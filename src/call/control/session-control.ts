@@ -1,6 +1,6 @@
 /**
  * CallControl on a live CallSession (src/call/tools/control.ts is the contract the voice tools
- * call). Decisions worth knowing (README, "Call tools"):
+ * call). Decisions worth knowing (docs/CALLS.md, "Call tools, voicemail, campaigns"):
  * - end_call: hangUp(afterSpeech) returns at once. The engine hangs up itself once the goodbye
  *   has played (the tool is `ends: true`); as a safety net the call is hung up after the
  *   assistant has been quiet for `endCallIdleMs`.

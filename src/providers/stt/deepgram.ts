@@ -57,7 +57,7 @@ interface Results {
 
 /**
  * A `Results` message's fields, or what is wrong with it. Checked by hand: a few messages a
- * second per call, and a schema library's pass copied every one of them (bench/RESULTS.md).
+ * second per call, and a schema library's pass copied every one of them (docs/bench-history.md).
  */
 function readResults(m: Record<string, unknown>): Results | string {
   const { start, duration, is_final, speech_final, from_finalize, channel } = m;

@@ -9,6 +9,7 @@ import type { AmbientLibrary } from '../../audio/ambient.ts';
 import type { SpeechDetectorOptions } from '../../audio/vad/detector.ts';
 import type { SttProvider } from '../../providers/stt/types.ts';
 import type { Clock } from '../../util/clock.ts';
+import type { FailureListener } from '../failures.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { EndOfTurnClassifier } from '../turn-taking.ts';
 import type { DenoiserFactory, VadFactory } from './listener.ts';
@@ -60,6 +61,8 @@ export interface CascadeDeps {
   sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
+  /** A provider failed (logged and, when fatal, kept for the call record by the session). */
+  onFailure?: FailureListener;
   /**
    * The call's voice built-ins (src/call/tools buildVoiceTools over a live CallControl), given
    * to the agent as extraTools; without them only the engine's own end_call is offered.

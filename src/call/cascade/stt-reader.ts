@@ -7,6 +7,7 @@
 import type { AudioFrame } from '../../audio/frame.ts';
 import { meanSquareInt16, SilenceGate } from '../../audio/silence-gate.ts';
 import type { SttProvider, SttSampleRate, SttStream } from '../../providers/stt/types.ts';
+import type { ProviderError } from '../../util/errors.ts';
 import type { Clock } from '../../util/clock.ts';
 
 export interface SttReaderHooks {
@@ -17,6 +18,8 @@ export interface SttReaderHooks {
   /** Finals for the turn in progress. */
   onFinal(text: string, atMs: number): void;
   onError(message: string, retrying: boolean): void;
+  /** The stream ended on an error and cannot be reopened: the call has no ears any more. */
+  onLost(error: ProviderError): void;
   track(p: Promise<unknown>): void;
 }
 
@@ -198,14 +201,14 @@ export class SttReader {
   }
 
   private async read(stream: SttStream): Promise<void> {
-    let failed = false;
+    let failed: ProviderError | undefined;
     for await (const ev of stream) {
       const now = this.hooks.now();
       if (ev.type === 'error') {
-        // One reconnect; after a second failure the call goes on with VAD alone (turns without
-        // words are not answered) and the silence rules end it politely.
-        this.hooks.onError(ev.error.message, !this.reopened);
-        failed = true;
+        // One reopen for a transient failure; a refusal (bad key) or a second failure leaves the
+        // call without ears, and the owner apologises and ends it (onLost).
+        this.hooks.onError(ev.error.message, !this.reopened && ev.error.retryable);
+        failed = ev.error;
         continue;
       }
       const text = ev.text.trim();
@@ -223,9 +226,12 @@ export class SttReader {
       if (text) this.lastFinalAtMs = now;
       this.hooks.onFinal(text, now);
     }
-    if (failed && !this.reopened && !this.signal.aborted && this.stream === stream) {
+    if (!failed || this.signal.aborted || this.stream !== stream) return;
+    if (!this.reopened && failed.retryable) {
       this.reopened = true;
       this.open(this.rate);
+    } else {
+      this.hooks.onLost(failed);
     }
   }
 }

@@ -34,7 +34,7 @@ function reader(chunkFrames: number, copiesOnWrite?: boolean, streaming = true, 
   stream.copiesOnWrite = copiesOnWrite;
   if (skips) stream.skip = (ms) => void (stream.skipped += ms);
   const provider: SttProvider = { label: 'test', capabilities: { interim: true, streaming }, open: () => stream };
-  const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, track: () => {} };
+  const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, onLost: () => {}, track: () => {} };
   const r = new SttReader(provider, 'en-US', new ManualClock(0), new AbortController().signal, hooks, chunkFrames);
   r.open();
   return { r, stream };

@@ -9,6 +9,7 @@ import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
 import { applyHeapGrowing } from './util/gc-tuning.ts';
 import { useNativeDsp } from './audio/native-dsp.ts';
 import { systemClock } from './util/clock.ts';
+import type { DestinationStream } from 'pino';
 import { createLogger } from './util/logger.ts';
 import { buildApp } from './api/app.ts';
 import { SipServer } from './sip/server.ts';
@@ -40,8 +41,12 @@ export interface Engine {
 }
 
 /** The composition root: config → store → repos → trunks → SIP/media → API. */
-export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
-  const logger = createLogger(config.logLevel);
+export async function startEngine(
+  config: Readonly<Config> = loadConfig(),
+  /** Where the log goes (stdout by default; tests read it). */
+  opts: { logDestination?: DestinationStream } = {},
+): Promise<Engine> {
+  const logger = createLogger(config.logLevel, opts.logDestination);
   applyHeapGrowing(config.heapGrowingPercent);
   // The C DSP kernels (the denoiser's core) when built, unless SWITCHBOARD_DSP_NATIVE=0.
   useNativeDsp(config.dspNative);

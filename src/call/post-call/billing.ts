@@ -39,14 +39,20 @@ export function callCostMicros(answerAt: number | null, endAt: number | null, pe
   return billableMinutes(answerAt, endAt) * perMinute;
 }
 
+/** Assistant audio the caller must have heard for it to count as speaking (about one short word). */
+export const SPOKE_MIN_MS = 300;
+
 /**
- * The assistant said something the caller heard: an assistant entry of the transcript with words,
- * other than an apology (the engine's own line when a provider failed).
+ * The assistant said something the caller heard: an assistant entry of the record's transcript
+ * with words and at least SPOKE_MIN_MS of audio played, other than an apology (the engine's own
+ * line when a provider failed). A greeting cut by a failure before its audio reached the caller
+ * (start_ms = end_ms) does not count.
  */
 export function assistantSpoke(transcript: readonly unknown[] | null): boolean {
   return (transcript ?? []).some((e) => {
-    const t = e as { speaker?: unknown; kind?: unknown; text?: unknown };
-    return t.speaker === 'assistant' && t.kind !== 'apology' && typeof t.text === 'string' && t.text.trim() !== '';
+    const t = e as { speaker?: unknown; kind?: unknown; text?: unknown; start_ms?: unknown; end_ms?: unknown };
+    if (t.speaker !== 'assistant' || t.kind === 'apology' || typeof t.text !== 'string' || t.text.trim() === '') return false;
+    return typeof t.start_ms === 'number' && typeof t.end_ms === 'number' && t.end_ms - t.start_ms >= SPOKE_MIN_MS;
   });
 }
 

@@ -36,6 +36,8 @@ export interface World {
   audio: OpenAiAudioStandIn;
   deepgram: DeepgramStandIn;
   sink: HttpSink;
+  /** The engine's log lines at warn and above, parsed (with `captureLogs`). */
+  logs: Record<string, unknown>[];
   phoneNumberId: number;
   api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
   assistant(over?: Record<string, unknown>): Promise<number>;
@@ -51,6 +53,8 @@ export interface WorldOptions {
   balanceDollars?: number;
   /** RTP ports for the engine (two per call); default 100. */
   rtpPorts?: number;
+  /** Keep the engine's warnings and errors (parsed pino lines) in `World.logs`. */
+  captureLogs?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -81,6 +85,8 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
   const rtpMin = rtpPorts > 100 ? bigBase : rtpBase;
   if (rtpPorts > 100) bigBase += rtpPorts;
   else rtpBase = rtpBase >= 47_900 ? 44_000 : rtpBase + 100;
+  const logs: Record<string, unknown>[] = [];
+  const logDestination = { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) };
   const engine = await startEngine(
     loadConfig({
       SWITCHBOARD_DATA_DIR: dataDir,
@@ -91,7 +97,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       SIP_PUBLIC_HOST: '127.0.0.1',
       RTP_PORT_MIN: String(rtpMin),
       RTP_PORT_MAX: String(rtpMin + rtpPorts - 1),
-      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+      LOG_LEVEL: opts.captureLogs ? 'warn' : (process.env.E2E_LOG_LEVEL ?? 'silent'),
       OPENAI_API_KEY: audio.apiKey,
       OPENAI_BASE_URL: router.baseUrl,
       DEEPGRAM_API_KEY: deepgram.options.apiKey,
@@ -99,6 +105,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       // The webhook sink and tool stand-ins are on loopback.
       SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
     }),
+    opts.captureLogs ? { logDestination } : {},
   );
   const repos = engine.ctx.repos;
   const row = await repos.accounts.create('e2e');
@@ -134,6 +141,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
     audio,
     deepgram,
     sink,
+    logs,
     phoneNumberId,
     api,
     async assistant(over = {}) {

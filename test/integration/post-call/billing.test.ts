@@ -112,8 +112,9 @@ describe('failed calls are charged only when the assistant spoke', () => {
     expect(w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START);
   });
 
-  it('a greeting cut before any word was heard (empty heard text) does not count as speaking', async () => {
-    const cut = { ...greeting, text: '', interrupted: true, full_text: greeting.text };
+  it('a greeting cut before its audio was heard (no time played) does not count as speaking', async () => {
+    // As the turn book records a greeting cut at its first frame: its first sentence, no time played.
+    const cut = { ...greeting, end_ms: greeting.start_ms, interrupted: true, full_text: greeting.text };
     const call = await w.call(null, 3_000, { status: 'failed', endCause: 'realtime-unavailable: openai 401', transcript: [cut, apology] });
     expect((await finish(call)).billing).toEqual({ minutes: 0, costMicros: 0, charged: false });
   });

@@ -202,15 +202,26 @@ export class SttReader {
 
   private async read(stream: SttStream): Promise<void> {
     let failed: ProviderError | undefined;
+    /** Segment uploads that failed in a row (a segment uploader's stream stays open through them). */
+    let failedSegments = 0;
     for await (const ev of stream) {
       const now = this.hooks.now();
       if (ev.type === 'error') {
-        // One reopen for a transient failure; a refusal (bad key) or a second failure leaves the
-        // call without ears, and the owner apologises and ends it (onLost).
+        // A live stream: one reopen for a transient failure; a refusal (bad key) or a second
+        // failure leaves the call without ears, and the owner apologises and ends it (onLost).
+        // A segment uploader: a refused request, or two failed in a row, is the same.
+        if (!this.provider.capabilities.streaming) {
+          failedSegments++;
+          const lost = !ev.error.retryable || failedSegments >= 2;
+          this.hooks.onError(ev.error.message, !lost);
+          if (lost && !this.signal.aborted && this.stream === stream) this.hooks.onLost(ev.error);
+          continue;
+        }
         this.hooks.onError(ev.error.message, !this.reopened && ev.error.retryable);
         failed = ev.error;
         continue;
       }
+      failedSegments = 0;
       const text = ev.text.trim();
       if (ev.type === 'interim') {
         this.lastInterim = text;

@@ -230,7 +230,7 @@ describe('SttReader when the recogniser fails', () => {
   it('a segment uploader: one failed upload is survived, two in a row are lost, a refusal at once', async () => {
     const a = failing(false);
     const transient = { type: 'error' as const, error: new ProviderError('HTTP 500', 'openai', true) };
-    a.streams[0]!.queue.push(transient, { type: 'final', text: 'hello' }, transient);
+    for (const ev of [transient, { type: 'final' as const, text: 'hello' }, transient]) a.streams[0]!.queue.push(ev);
     await a.settle();
     expect(a.lost).toEqual([]);
     a.streams[0]!.queue.push(transient);

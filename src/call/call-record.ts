@@ -9,12 +9,15 @@ import type { RtpSessionStats } from '../media/media-types.ts';
 import type { Call, CallsRepo, NewCall } from '../store/repos/calls.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EndCause } from './call-session.ts';
+import { endCauseOf, type CallFailure } from './failures.ts';
 
 export interface EndInfo {
   answered: boolean;
   cause: EndCause;
   stats: RtpSessionStats | undefined;
   dtmf: ReadonlyArray<{ digit: string; durationMs: number; atMs: number }>;
+  /** The provider failure that ended the call: status `failed`, and it names the end cause. */
+  failure?: CallFailure | undefined;
 }
 
 /** The call tape's path under the data dir (kept in `details.tape` by the call runner), if recorded. */
@@ -98,8 +101,8 @@ export class CallRecorder {
     const existing = await this.calls.getById(id);
     const events = info.dtmf.map((d) => ({ type: 'dtmf', digit: d.digit, duration_ms: d.durationMs, at: d.atMs }));
     await this.calls.update(id, {
-      status: statusFor(info),
-      endCause: info.cause,
+      status: info.failure ? 'failed' : statusFor(info),
+      endCause: info.failure ? endCauseOf(info.failure) : info.cause,
       endAt: this.clock.now(),
       ...(info.stats ? { quality: qualityOf(info.stats) } : {}),
       ...(events.length > 0 ? { details: { ...(existing?.details ?? {}), events } } : {}),

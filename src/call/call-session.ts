@@ -22,6 +22,7 @@ import { statusFor, type CallRecorder } from './call-record.ts';
 import { callCostMicros } from './post-call/billing.ts';
 import { toDollars } from '../util/money.ts';
 import { sendDtmfInfo } from './dtmf-info-sender.ts';
+import { endCauseOf, type CallFailure } from './failures.ts';
 
 export type CallDirection = 'inbound' | 'outbound';
 export type CallState = 'ringing' | 'active' | 'ended';
@@ -114,6 +115,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly log: Logger;
   state: CallState = 'ringing';
   endCause: EndCause | undefined;
+  /** The provider failure that ended the call (its record is then `failed` with this as `end_cause`). */
+  failure: CallFailure | undefined;
   /** Stops the ringing leg (reject/CANCEL); set by the flow that created the session. */
   cancelPending: ((cause: EndCause) => void) | undefined;
   /** Resolves once the call has ended and its record is written. */
@@ -256,6 +259,21 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.byeSent.then(() => undefined);
   }
 
+  /**
+   * An engine's provider failed. Logged as a warning with the call's uuid, provider and reason
+   * (never the error's message, which may echo a key); a `fatal` one (the call ends because of
+   * it) is kept for the record, the first one winning.
+   */
+  reportFailure(failure: CallFailure, fatal: boolean): void {
+    const fields = { call: this.uuid, kind: failure.kind, provider: failure.provider, reason: failure.reason };
+    if (fatal) {
+      this.init.logger.warn(fields, `provider failure: ${endCauseOf(failure)}; apologising and ending the call`);
+      if (this.state !== 'ended') this.failure ??= failure;
+    } else {
+      this.init.logger.warn(fields, `provider failure: ${endCauseOf(failure)}; apologised, the call goes on`);
+    }
+  }
+
   /** Hang up (BYE when answered, reject/CANCEL while ringing). */
   hangup(): Promise<void> {
     return this.close('local-hangup');
@@ -283,7 +301,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     await this.media.close(cause);
     await this.answerWrite;
     try {
-      await this.init.recorder.ended(this.recordId, { answered: wasActive, cause, stats, dtmf: this.dtmfLog });
+      await this.init.recorder.ended(this.recordId, { answered: wasActive, cause, stats, dtmf: this.dtmfLog, failure: this.failure });
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'could not write the call record');
     }

@@ -123,6 +123,7 @@ export async function startEngine(
     ...(ctx.ambient ? { ambient: ctx.ambient } : {}),
     ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
     ...(ctx.fallbackVoice ? { fallbackVoice: ctx.fallbackVoice } : {}),
+    onFailure: (failure, fatal) => session.reportFailure(failure, fatal),
     ...(control?.voiceTools ? { voiceTools: control.voiceTools } : {}),
     ...(control?.history ? { history: control.history } : {}),
     ...(control?.onHistory ? { onHistory: control.onHistory } : {}),

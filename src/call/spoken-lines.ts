@@ -11,9 +11,9 @@ export type SpokenLine =
   | 'reengagement'
   /** max_duration reached: said, then the call ends. */
   | 'goodbye'
-  /** Pipeline: the LLM or TTS failed for one turn; the call goes on. */
+  /** Pipeline: the LLM or TTS failed for one turn; the call goes on (docs/FAILURES-AND-BILLING.md). */
   | 'apology'
-  /** Realtime: the model cannot be reached again; the call ends after this. */
+  /** Any mode: a provider failure ends the call (no speech recogniser, no model, turns keep failing); said, then the call ends. */
   | 'model-lost'
   /** Realtime: a tool is still running when the silence limit comes. */
   | 'still-working';

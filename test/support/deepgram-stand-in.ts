@@ -102,6 +102,9 @@ export class DeepgramStandIn {
     }
   }
 
+  /** While set, every handshake answers with this status (a provider that stays down or refuses the key). */
+  refuseAll: number | undefined;
+
   /** The next `count` handshakes answer with `status` (e.g. 503) instead of upgrading. */
   failHandshakes(count: number, status = 503): void {
     for (let i = 0; i < count; i++) this.handshakeFaults.push(status);
@@ -130,7 +133,7 @@ export class DeepgramStandIn {
       const body = JSON.stringify({ err_code: code, err_msg: msg, request_id: randomUUID() });
       socket.end(`HTTP/1.1 ${status} ${code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     };
-    const fault = this.handshakeFaults.shift();
+    const fault = this.refuseAll ?? this.handshakeFaults.shift();
     if (fault !== undefined) return refuse(fault, 'Service Unavailable', 'simulated failure');
     if (url.pathname !== '/v1/listen') return refuse(404, 'Not Found', `no route ${url.pathname}`);
     if (req.headers.authorization !== `Token ${this.options.apiKey}`) return refuse(401, 'INVALID_AUTH', 'Invalid credentials.');

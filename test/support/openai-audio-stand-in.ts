@@ -98,6 +98,11 @@ export class OpenAiAudioStandIn {
     return this.options.apiKey ?? 'sk-test';
   }
 
+  /** Drops the faults still queued (for every path). */
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
   /** Queue `times` faults for `path`; requests after them are served normally. */
   fail(path: Path, fault: Fault, times = 1): void {
     const q = this.faults.get(path) ?? [];

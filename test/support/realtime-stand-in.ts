@@ -192,6 +192,15 @@ export class RealtimeStandIn {
     this.emit(conn as Conn, event);
   }
 
+  /** While set, every handshake is refused with this HTTP status (a model that stays down or refuses the key). */
+  refuseAll: number | undefined;
+
+  /** Close the socket with a close frame of this code (1011: the server failed mid-session). */
+  closeWith(code: number, conn: StandInConnection = this.last): void {
+    conn.end = 'dropped';
+    conn.ws.close(code, 'server error');
+  }
+
   /** Drop the socket without a close frame, like a network failure. */
   drop(conn: StandInConnection = this.last): void {
     conn.end = 'dropped';
@@ -219,6 +228,7 @@ export class RealtimeStandIn {
       socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     };
     const model = url.searchParams.get('model') ?? '';
+    if (this.refuseAll !== undefined) return refuse(this.refuseAll, 'refused by the test');
     if (url.pathname !== '/v1/realtime') return refuse(404, 'not found');
     if (req.headers.authorization !== `Bearer ${this.apiKey}`) return refuse(401, 'Incorrect API key provided');
     if (model === '' || (this.options.models && !this.options.models.includes(model))) return refuse(400, `model ${model} not found`);

@@ -24,6 +24,8 @@ import { SttReader } from './stt-reader.ts';
 import { agentSource, voiceTools } from './agent-source.ts';
 import { cascadeSettings, type CascadeAssistant, type CascadeSettings } from './options.ts';
 import { spokenLine } from '../spoken-lines.ts';
+import { FAREWELL_GRACE_MS, failureOf, isPermanent, MAX_CONSECUTIVE_FAILED_TURNS, type CallFailure } from '../failures.ts';
+import type { Timer } from '../../util/clock.ts';
 import { Speaker } from './speaker.ts';
 import { SpokenTurn, type TurnSource, type TurnVoice } from './spoken-turn.ts';
 import type { TimelineEvent } from './timeline.ts';
@@ -67,6 +69,10 @@ export class CascadeCall {
   private closing: Promise<void> | undefined;
   private readonly stt: SttReader;
   private readonly sink: RecordingSink | undefined;
+  /** Assistant turns in a row that failed (reset by one that played). */
+  private failedTurns = 0;
+  /** A provider failure is ending the call: the closing apology is this turn. */
+  private farewell: { turn: number; timer: Timer } | undefined;
 
   constructor(
     private readonly media: CallMedia,
@@ -111,6 +117,7 @@ export class CascadeCall {
         },
         onFinal: (text, at) => this.onTurnStep(this.turnTaking.transcriptUpdate(text, true, at)),
         onError: (message, retrying) => this.emit({ type: 'provider-error', atMs: this.now(), provider: 'stt', message, retrying }),
+        onLost: (error) => this.failCall(failureOf('stt-unavailable', error, deps.stt.label)),
         track: (p) => this.track(p),
       },
       sttChunkFrames,
@@ -195,6 +202,7 @@ export class CascadeCall {
     this.ctl.abort(new Error('call ended'));
     this.rules.end();
     this.wake.close();
+    this.farewell?.timer.cancel();
     this.speaker.stop();
     const turn = this.turn;
     if (turn) this.finishTurn(turn, this.now(), true, this.speaker.playedFrames(turn.id) * 20);
@@ -264,7 +272,7 @@ export class CascadeCall {
     const startMs = this.callerTurnStartMs ?? speechEndMs;
     this.callerTurnStartMs = undefined;
     const text = await this.stt.settle(decision.transcript, this.deps.timeouts?.sttFinalWaitMs ?? 600);
-    const taken = text.length > 0 && !this.ctl.signal.aborted;
+    const taken = text.length > 0 && !this.ctl.signal.aborted && !this.farewell;
     this.emit({ type: 'end-of-turn', atMs: decision.atMs, waitedMs: decision.waitedMs, reason: decision.reason, transcript: text, taken });
     if (!taken) return;
     let userText = text;
@@ -332,6 +340,8 @@ export class CascadeCall {
   private onRules(step: CallRulesStep): void {
     this.wake.set('rules', step.wakeAtMs);
     for (const a of step.actions) {
+      // The closing apology is playing: the call ends after it, nothing else is said.
+      if (this.farewell && (a.type === 'reengage' || a.type === 'say-goodbye')) continue;
       if (a.type === 'reengage') {
         if (this.turn || this.callerSpeaking) continue;
         this.emit({ type: 'reengagement', atMs: a.atMs, count: a.count });
@@ -402,14 +412,61 @@ export class CascadeCall {
 
   /**
    * After a retry failed: an apology in the same voice, in the assistant's language; or in the
-   * offline voice when TTS broke, in English (the only language its voices speak).
+   * offline voice when TTS broke, in English (the only language its voices speak). The call goes
+   * on, unless the failure is one no retry fixes (a refused key), the apology itself failed, or
+   * MAX_CONSECUTIVE_FAILED_TURNS turns in a row failed: then the closing apology and a hang-up.
    */
   private recover(turn: SpokenTurn): void {
     const offline = turn.failed === 'tts';
+    const failure =
+      turn.failed === 'tts'
+        ? failureOf('tts-error', turn.error, turn.voice.provider.label)
+        : failureOf('llm-error', turn.error, 'llm');
+    if (this.farewell?.turn === turn.id) {
+      // The closing apology failed too: the offline voice if it was not that already, else hang up.
+      const fallback = this.deps.fallbackVoice;
+      if (offline && fallback && turn.voice !== fallback) this.sayFarewell('en', fallback);
+      else void this.hangUp('provider-failure', 'error');
+      return;
+    }
+    if (turn.kind === 'goodbye') {
+      this.deps.onFailure?.(failure, false);
+      this.onRules(this.rules.goodbyeFinished(this.now()));
+      return;
+    }
+    this.failedTurns++;
     const voice = offline ? this.deps.fallbackVoice : this.deps.voice;
-    if (turn.kind === 'goodbye') this.onRules(this.rules.goodbyeFinished(this.now()));
-    else if (turn.kind === 'apology' || !voice) void this.hangUp('provider-failure', 'error');
-    else this.startTurn('apology', { kind: 'fixed', text: spokenLine('apology', offline ? 'en' : this.deps.language) }, voice);
+    if (turn.kind === 'apology' || !voice || isPermanent(turn.error) || this.failedTurns >= MAX_CONSECUTIVE_FAILED_TURNS) {
+      this.failCall(failure);
+      return;
+    }
+    this.deps.onFailure?.(failure, false);
+    this.startTurn('apology', { kind: 'fixed', text: spokenLine('apology', offline ? 'en' : this.deps.language) }, voice);
+  }
+
+  /**
+   * A provider failure ends the call: the closing apology (the offline voice when TTS failed),
+   * then a hang-up once it has played, or after FAREWELL_GRACE_MS whatever happens. Idempotent.
+   */
+  private failCall(failure: CallFailure): void {
+    if (this.farewell || this.ctl.signal.aborted) return;
+    this.deps.onFailure?.(failure, true);
+    this.cutTurn();
+    const offline = failure.kind === 'tts-error';
+    const voice = offline ? this.deps.fallbackVoice : this.deps.voice;
+    if (!voice) {
+      void this.hangUp('provider-failure', 'error');
+      return;
+    }
+    this.sayFarewell(offline ? 'en' : this.deps.language, voice);
+  }
+
+  private sayFarewell(language: string, voice: TurnVoice): void {
+    this.farewell?.timer.cancel();
+    const timer = this.deps.clock.setTimeout(() => void this.hangUp('provider-failure', 'error'), FAREWELL_GRACE_MS);
+    // Set before the turn starts: a turn that fails at once comes back through recover().
+    this.farewell = { turn: this.turnSeq + 1, timer };
+    this.startTurn('apology', { kind: 'fixed', text: spokenLine('model-lost', language) }, voice);
   }
 
   private onAudioStart(turnId: number, atMs: number): void {
@@ -440,6 +497,11 @@ export class CascadeCall {
     this.deps.logger?.debug?.({ turn: turn.id, kind: turn.kind, interrupted, playedMs: Math.round(playedMs) }, 'assistant turn');
     this.deps.trace?.turnEnded(turn, endMs, interrupted);
     if (this.ctl.signal.aborted || turn.failed) return;
+    if (this.farewell?.turn === turn.id) {
+      void this.hangUp('provider-failure', 'error');
+      return;
+    }
+    if (turn.kind !== 'apology' && turn.segments.some((s) => s.frames > 0)) this.failedTurns = 0;
     if (turn.ended) void this.hangUp('end-call-tool', 'local-hangup');
     else if (turn.kind === 'goodbye' && !interrupted) this.onRules(this.rules.goodbyeFinished(endMs));
   }

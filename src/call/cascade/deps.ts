@@ -9,6 +9,7 @@ import type { AmbientLibrary } from '../../audio/ambient.ts';
 import type { SpeechDetectorOptions } from '../../audio/vad/detector.ts';
 import type { SttProvider } from '../../providers/stt/types.ts';
 import type { Clock } from '../../util/clock.ts';
+import type { FailureListener } from '../failures.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { EndOfTurnClassifier } from '../turn-taking.ts';
 import type { DenoiserFactory, VadFactory } from './listener.ts';
@@ -77,6 +78,8 @@ export interface CascadeDeps {
   onEvent?: TimelineListener;
   /** The call's trace (tracing on): turn spans from the timeline, the turn's work in its span. */
   trace?: TurnTracer;
+  /** A provider failed (logged and, when fatal, kept for the call record by the session). */
+  onFailure?: FailureListener;
   /**
    * The call's voice built-ins (src/call/tools buildVoiceTools over a live CallControl), given
    * to the agent as extraTools; without them only the engine's own end_call is offered.

@@ -53,6 +53,8 @@ export class SpokenTurn {
   ended = false;
   functionCalls: TurnResult['functionCalls'] = [];
   failed: 'llm' | 'tts' | undefined;
+  /** The last provider error of this turn (what `failed` reports; its status names the failure). */
+  error: unknown;
   firstTokenAtMs: number | undefined;
   ttsFirstAudioMs: number | undefined;
   /** When that first reply audio came from TTS (ms from answer): the turn trace's `tts.first_byte`. */
@@ -80,6 +82,11 @@ export class SpokenTurn {
     this.detach = (): void => parent.removeEventListener('abort', onParent);
     this.ctl.signal.addEventListener('abort', this.detach, { once: true });
     this.startedAtMs = deps.now();
+  }
+
+  /** The voice this turn speaks in. */
+  get voice(): TurnVoice {
+    return this.deps.voice;
   }
 
   get aborted(): boolean {
@@ -168,6 +175,7 @@ export class SpokenTurn {
         timer.cancel();
         if (this.aborted) return;
         const message = attemptCtl.signal.aborted ? 'no first token in time' : (err as Error).message;
+        this.error = attemptCtl.signal.aborted ? new Error(message) : err;
         if (streamed) {
           // Half a reply was spoken: finish its sentence rather than repeat it from the start.
           emit(splitter.flush());
@@ -225,12 +233,16 @@ export class SpokenTurn {
         }
       } catch (err) {
         error = (err as Error).message;
+        this.error = err;
       } finally {
         timer.cancel();
         this.ctl.signal.removeEventListener('abort', onTurn);
       }
       if (this.aborted || seg.frames > 0) return true;
-      if (ctl.signal.aborted) error = 'no audio in time';
+      if (ctl.signal.aborted) {
+        error = 'no audio in time';
+        this.error = new Error(error);
+      }
       if (error === undefined) return true; // nothing to say (e.g. only punctuation)
       this.deps.onProviderError('tts', error, attempt === 0);
     }

@@ -7,6 +7,7 @@
 import type { AudioFrame } from '../../audio/frame.ts';
 import { meanSquareInt16, SilenceGate } from '../../audio/silence-gate.ts';
 import type { SttProvider, SttSampleRate, SttStream } from '../../providers/stt/types.ts';
+import type { ProviderError } from '../../util/errors.ts';
 import type { Clock } from '../../util/clock.ts';
 
 export interface SttReaderHooks {
@@ -17,6 +18,8 @@ export interface SttReaderHooks {
   /** Finals for the turn in progress. */
   onFinal(text: string, atMs: number): void;
   onError(message: string, retrying: boolean): void;
+  /** The stream ended on an error and cannot be reopened: the call has no ears any more. */
+  onLost(error: ProviderError): void;
   track(p: Promise<unknown>): void;
 }
 
@@ -198,16 +201,27 @@ export class SttReader {
   }
 
   private async read(stream: SttStream): Promise<void> {
-    let failed = false;
+    let failed: ProviderError | undefined;
+    /** Segment uploads that failed in a row (a segment uploader's stream stays open through them). */
+    let failedSegments = 0;
     for await (const ev of stream) {
       const now = this.hooks.now();
       if (ev.type === 'error') {
-        // One reconnect; after a second failure the call goes on with VAD alone (turns without
-        // words are not answered) and the silence rules end it politely.
-        this.hooks.onError(ev.error.message, !this.reopened);
-        failed = true;
+        // A live stream: one reopen for a transient failure; a refusal (bad key) or a second
+        // failure leaves the call without ears, and the owner apologises and ends it (onLost).
+        // A segment uploader: a refused request, or two failed in a row, is the same.
+        if (!this.provider.capabilities.streaming) {
+          failedSegments++;
+          const lost = !ev.error.retryable || failedSegments >= 2;
+          this.hooks.onError(ev.error.message, !lost);
+          if (lost && !this.signal.aborted && this.stream === stream) this.hooks.onLost(ev.error);
+          continue;
+        }
+        this.hooks.onError(ev.error.message, !this.reopened && ev.error.retryable);
+        failed = ev.error;
         continue;
       }
+      failedSegments = 0;
       const text = ev.text.trim();
       if (ev.type === 'interim') {
         this.lastInterim = text;
@@ -223,9 +237,12 @@ export class SttReader {
       if (text) this.lastFinalAtMs = now;
       this.hooks.onFinal(text, now);
     }
-    if (failed && !this.reopened && !this.signal.aborted && this.stream === stream) {
+    if (!failed || this.signal.aborted || this.stream !== stream) return;
+    if (!this.reopened && failed.retryable) {
       this.reopened = true;
       this.open(this.rate);
+    } else {
+      this.hooks.onLost(failed);
     }
   }
 }

@@ -8,6 +8,11 @@
  * outbound dialer), which turns calls away while the balance is under a minute's price; capping
  * the charge at the balance instead would hand out the excess for free and make the ledger
  * disagree with the call records. A negative balance blocks every further call until a top-up.
+ *
+ * A call that failed before the assistant said anything (a provider refused us at the start: the
+ * caller heard only the apology) is not charged; neither is one never answered (no answer, busy,
+ * rejected). A call the assistant spoke on is charged as usual, however it ended
+ * (docs/FAILURES-AND-BILLING.md).
  */
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../../billing/prices.ts';
 import type { Call } from '../../store/repos/calls.ts';
@@ -34,6 +39,33 @@ export function callCostMicros(answerAt: number | null, endAt: number | null, pe
   return billableMinutes(answerAt, endAt) * perMinute;
 }
 
+/** Assistant audio the caller must have heard for it to count as speaking (about one short word). */
+export const SPOKE_MIN_MS = 300;
+
+/**
+ * The assistant said something the caller heard: an assistant entry of the record's transcript
+ * with words and at least SPOKE_MIN_MS of audio played, other than an apology (the engine's own
+ * line when a provider failed). A greeting cut by a failure before its audio reached the caller
+ * (start_ms = end_ms) does not count.
+ */
+export function assistantSpoke(transcript: readonly unknown[] | null): boolean {
+  return (transcript ?? []).some((e) => {
+    const t = e as { speaker?: unknown; kind?: unknown; text?: unknown; start_ms?: unknown; end_ms?: unknown };
+    if (t.speaker !== 'assistant' || t.kind === 'apology' || typeof t.text !== 'string' || t.text.trim() === '') return false;
+    return typeof t.start_ms === 'number' && typeof t.end_ms === 'number' && t.end_ms - t.start_ms >= SPOKE_MIN_MS;
+  });
+}
+
+/**
+ * The minutes a call is charged: its started minutes, or none when it failed before the assistant
+ * spoke. A failed call whose transcript was never stored (the process died with it) keeps its
+ * minutes: what was said is unknown.
+ */
+export function chargedMinutes(call: Pick<Call, 'status' | 'answerAt' | 'transcript'>, endAt: number | null): number {
+  if (call.status === 'failed' && call.transcript !== null && !assistantSpoke(call.transcript)) return 0;
+  return billableMinutes(call.answerAt, endAt);
+}
+
 export interface BillingOutcome {
   minutes: number;
   costMicros: number;
@@ -49,7 +81,7 @@ export interface BillingOutcome {
  */
 export async function billCall(deps: PostCallDeps, call: Call): Promise<BillingOutcome> {
   const endAt = call.endAt ?? (call.answerAt === null ? null : deps.clock.now());
-  const minutes = billableMinutes(call.answerAt, endAt);
+  const minutes = chargedMinutes(call, endAt);
   const price = minutes * (deps.pricePerMinuteMicros ?? CALL_PRICE_PER_MINUTE_MICROS);
   const reference = callLedgerReference(call.uuid);
   const find = deps.store.sqlite.prepare(

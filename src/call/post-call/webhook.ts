@@ -11,7 +11,7 @@ import type { Call } from '../../store/repos/calls.ts';
 import { iso } from '../../store/json.ts';
 import { toDollars } from '../../util/money.ts';
 import { tapePathOf } from '../call-record.ts';
-import { billableMinutes } from './billing.ts';
+import { chargedMinutes } from './billing.ts';
 import type { PostCallDeps, PostCallTranscript } from './types.ts';
 
 export type WebhookDecision = { send: true; url: string } | { send: false; reason: string };
@@ -85,7 +85,7 @@ export function callCompletedData(input: CallCompletedInput): Record<string, unk
       answered_at: iso(c.answerAt),
       ended_at: iso(c.endAt),
       duration_s: durationS,
-      billed_minutes: billableMinutes(c.answerAt, c.endAt),
+      billed_minutes: chargedMinutes(c, c.endAt),
       cost: toDollars(c.costMicros),
       cost_micros: c.costMicros,
       campaign_id: c.campaignId,

@@ -3,6 +3,7 @@
  * details, the session already built from the assistant, the tools, and the voices. Built by
  * `runRealtime` (index.ts) from the engine context; tests build it around the stand-in.
  */
+import type { FailureListener } from '../failures.ts';
 import type { AgentTool, TurnMessage } from '../../agent/types.ts';
 import type { RealtimeProvider, RealtimeSessionConfig } from '../../providers/realtime/realtime.ts';
 import type { Clock } from '../../util/clock.ts';
@@ -39,6 +40,8 @@ export interface RealtimeDeps {
   logger?: EngineLogger;
   leadFrames?: number;
   onEvent?: RealtimeTimelineListener;
+  /** A provider failed (logged and, when fatal, kept for the call record by the session). */
+  onFailure?: FailureListener;
   /** The call's recording (one per call, across engine runs); without it `record` keeps one for this run. */
   recording?: RecordingSink;
   // ---- call control (src/call/control): one conversation across assistant swaps ----

@@ -22,6 +22,7 @@ import type { CallSession } from '../call-session.ts';
 import { EngineSetupError, type CallMedia, type EngineContext } from '../engine.ts';
 import { recordingPath, type RecordingSink } from '../recorder.ts';
 import type { TranscriptEntry } from '../transcript.ts';
+import type { FailureListener } from '../failures.ts';
 import { realtimeFunctionTools, type FallbackAgent, type ToolSources } from './function-calls.ts';
 import { RealtimeCall } from './realtime-call.ts';
 import { audioFormatFor, realtimeSettings, realtimeTools, sessionConfig, type RealtimeAssistant } from './settings.ts';
@@ -61,6 +62,7 @@ export interface RealtimeEngineDeps {
   /** The call's recording across engine runs (then `recordingPath` is not used: its owner saves it). */
   recording?: RecordingSink;
   onEvent?: RealtimeTimelineListener;
+  onFailure?: FailureListener;
   /** Call control: the conversation before this run, and a live view of it (see RealtimeDeps). */
   history?: readonly TurnMessage[];
   onHistory?: (history: readonly TurnMessage[]) => void;
@@ -115,6 +117,7 @@ export async function runRealtime(
       ...(deps.logger ? { logger: deps.logger } : {}),
       ...(deps.leadFrames !== undefined ? { leadFrames: deps.leadFrames } : {}),
       ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+      ...(deps.onFailure ? { onFailure: deps.onFailure } : {}),
       ...(deps.recording ? { recording: deps.recording } : {}),
       ...(deps.history ? { history: deps.history } : {}),
       ...(deps.onHistory ? { onHistory: deps.onHistory } : {}),
@@ -185,6 +188,7 @@ export async function startRealtimeEngine(
     apiKey: ctx.realtime.apiKey,
     ...(ctx.realtime.baseUrl ? { baseUrl: ctx.realtime.baseUrl } : {}),
     logger: callLogger(ctx.logger, session.uuid),
+    onFailure: (failure, fatal) => session.reportFailure(failure, fatal),
     language,
     inputTranscription: { ...DEFAULT_INPUT_TRANSCRIPTION, language: language.split('-')[0]! },
     tools: { ...(ctx.agentDeps ? { agentDeps: ctx.agentDeps } : {}), ...(voiceTools ? { extraTools: voiceTools } : {}) },

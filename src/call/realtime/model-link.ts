@@ -65,6 +65,8 @@ export class ModelLink {
   /** The response in flight, if any. */
   active: string | undefined;
   connects = 0;
+  /** Why the last connect attempt failed (the failure's reason when no attempt succeeded). */
+  lastError: unknown;
 
   constructor(private readonly o: ModelLinkOptions) {}
 
@@ -107,6 +109,7 @@ export class ModelLink {
         void reader.finally(() => this.readers.delete(reader));
         return true;
       } catch (err) {
+        this.lastError = err;
         this.o.logger?.warn({ err: (err as Error).message, attempt }, 'realtime model connect failed');
       }
     }

@@ -36,6 +36,7 @@ import { ModelLink } from './model-link.ts';
 import { Player } from './player.ts';
 import { reengagementInstructions, verbatimInstructions, type RealtimeAssistant, type RealtimeSettings } from './settings.ts';
 import { spokenLine } from '../spoken-lines.ts';
+import { failureOf, type CallFailure } from '../failures.ts';
 import { modelTrouble, newCounters, type RealtimeCallCounters, type RealtimeTimelineEvent } from './timeline.ts';
 import { TtsUtterance, type TtsVoice } from './tts-utterance.ts';
 
@@ -66,6 +67,8 @@ export class RealtimeCall {
   private itemsSinceSeed = 0;
   private closing: Promise<void> | undefined;
   private apologyDeadline: Timer | undefined;
+  /** modelLost ran: the closing apology is on its way and the call ends after it. */
+  private lost = false;
   private readonly sink: RecordingSink | undefined;
 
   constructor(
@@ -95,7 +98,7 @@ export class RealtimeCall {
       onEvent: (ev) => this.onModelEvent(ev),
       onLost: (ev) => {
         this.emit({ type: 'model-lost', atMs: this.now(), code: ev.code, reason: ev.reason, retryable: ev.retryable });
-        this.track(this.recover());
+        this.track(this.recover({ kind: 'realtime-dropped', provider: deps.provider.label, reason: String(ev.code) }));
       },
     });
     const host = { signal: this.ctl.signal, link: this.link, conversation: this.conversation, counters: this.counters, logger: deps.logger };
@@ -117,7 +120,7 @@ export class RealtimeCall {
     this.emit({ type: 'answer', atMs: 0 });
     this.rules.apply(this.rules.rules.answered(this.now()));
     // The greeting is asked for (or spoken) before the caller's first frame reaches the model.
-    if (!(await this.connect())) this.track(this.modelLost());
+    if (!(await this.connect())) this.track(this.modelLost(failureOf('realtime-unavailable', this.link.lastError, this.deps.provider.label)));
     else if (this.s.initialMessage && !this.s.waitForCustomer) this.speakLine('greeting', this.s.initialMessage);
     try {
       let audioMs: number | undefined;
@@ -200,7 +203,7 @@ export class RealtimeCall {
   }
 
   /** A dropped connection: reconnect with the conversation so far, or apologise and hang up. */
-  private async recover(): Promise<void> {
+  private async recover(dropped: CallFailure): Promise<void> {
     const wasAnswering = this.link.active !== undefined;
     this.link.resetResponses();
     // Audio already received still plays; nothing more will come for it on this connection.
@@ -209,20 +212,25 @@ export class RealtimeCall {
       else if (!this.player.finish(u.key)) this.finishUtterance(u, this.now(), false, 0);
     }
     if (this.ctl.signal.aborted) return;
-    if (!(await this.connect())) return this.modelLost();
+    if (!(await this.connect())) return this.modelLost(dropped);
     this.counters.reconnects++;
     // The caller was waiting for an answer the old connection never finished (or never got to:
     // tool results that came in while the model was away).
     if (wasAnswering || this.tools.answering) this.link.requestResponse('reply');
   }
 
-  private async modelLost(): Promise<void> {
-    const voice = this.deps.voice ?? this.deps.fallbackVoice;
-    if (!voice || this.ctl.signal.aborted) return void this.hangUp('model-failure', 'error');
+  /** The call cannot go on (no model, or its TTS failed): the closing apology, then a hang-up. */
+  private async modelLost(failure: CallFailure): Promise<void> {
+    if (this.lost || this.ctl.signal.aborted) return;
+    this.lost = true;
+    this.deps.onFailure?.(failure, true);
+    // Our own TTS (dualplex) says it in the assistant's language while it works; the offline
+    // voice (English only) when it failed or there is none (multimodal: the model was the voice).
+    const own = failure.kind === 'tts-error' ? undefined : this.deps.voice;
+    const voice = own ?? this.deps.fallbackVoice;
+    if (!voice) return void this.hangUp('model-failure', 'error');
     this.cutAll(false);
-    // The offline voice speaks English only; the assistant's own voice its language.
-    const language = this.deps.fallbackVoice ? 'en' : this.deps.language;
-    this.speakTts('apology', spokenLine('model-lost', language), this.deps.fallbackVoice ?? voice);
+    this.speakTts('apology', spokenLine('model-lost', own ? this.deps.language : 'en'), voice);
     this.apologyDeadline = this.deps.clock.setTimeout(() => void this.hangUp('model-failure', 'error'), SPOKEN_HANGUP_GRACE_MS);
   }
 
@@ -271,7 +279,9 @@ export class RealtimeCall {
     if (tts.error) this.deps.logger?.warn({ err: tts.error, kind: u.kind }, 'realtime TTS failed');
     // With audio, the player's onEnd finishes the utterance once its last frame has played.
     if (!tts.aborted && !this.player.has(u.key)) this.finishUtterance(u, this.now(), false, 0);
-    if (tts.error && u.kind !== 'apology' && !this.ctl.signal.aborted) this.track(this.modelLost());
+    if (tts.error && u.kind !== 'apology' && !this.ctl.signal.aborted) {
+      this.track(this.modelLost(failureOf('tts-error', tts.cause ?? tts.error, tts.provider)));
+    }
   }
 
   // ---- model events ----

@@ -32,12 +32,19 @@ export class TtsUtterance {
   /** Everything the text source produced (spoken or not). */
   text = '';
   error: string | undefined;
+  /** The error behind `error` (its status names the failure). */
+  cause: unknown;
   /** Resolves once all audio is handed to the player (or synthesis stopped). */
   readonly done: Promise<void>;
   private readonly splitter = new SentenceSplitter();
   private readonly queue = new EventQueue<string>();
 
   /** `narrowband`: the call's codec is narrowband now (TtsSynthesisOptions.narrowband), asked per sentence. */
+  /** The label of the TTS provider speaking. */
+  get provider(): string {
+    return this.voice.provider.label;
+  }
+
   constructor(
     readonly key: string,
     private readonly voice: TtsVoice,
@@ -107,6 +114,7 @@ export class TtsUtterance {
         if (this.aborted) break;
         // One failed sentence ends the utterance: the owner decides (fallback voice, hang-up).
         this.error = (err as Error).message;
+        this.cause = err;
         break;
       }
     }

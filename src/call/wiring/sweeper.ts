@@ -18,6 +18,7 @@ import type { AssistantsRepo } from '../../store/repos/assistants.ts';
 import type { Call } from '../../store/repos/calls.ts';
 import type { Timer } from '../../util/clock.ts';
 import type { EndCause } from '../call-session.ts';
+import { FAILURE_KINDS } from '../failures.ts';
 import type { PostCallDeps } from '../post-call/index.ts';
 import { FINISH_MARKER, finishAndMark } from './finish.ts';
 
@@ -103,7 +104,8 @@ export class PostCallSweeper {
       .where('end_at', 'is not', null)
       .where('end_at', '<=', settledBefore)
       .where('assistant_id', 'is not', null)
-      .where('end_cause', 'in', [...SESSION_CAUSES])
+      // A call a provider failure ended has `<kind>: <provider> <reason>` (src/call/failures.ts).
+      .where((eb) => eb.or([eb('end_cause', 'in', [...SESSION_CAUSES]), ...FAILURE_KINDS.map((k) => eb('end_cause', 'like', `${k}: %`))]))
       .where(sql<unknown>`json_extract(details, ${`$.${FINISH_MARKER}.finished_at`})`, 'is', null)
       .orderBy('end_at')
       .limit(this.deps.batch ?? 50)

@@ -114,7 +114,9 @@ function toProviderError(err: unknown, label: string): ProviderError {
   if (err instanceof ProviderError) return err;
   let message = err instanceof Error ? err.message : String(err);
   if (err instanceof OpenAI.APIError && err.status) message = `model provider answered ${err.status}: ${message}`;
-  const e = new ProviderError(message, label);
+  // A refusal (401, 403, 400) stays one however often it is asked again.
+  const status = err instanceof OpenAI.APIError ? err.status : undefined;
+  const e = new ProviderError(message, label, status === undefined || status >= 500 || status === 429);
   // Kept so the chat side can say what failed (status, refused connection) without parsing text.
   (e as { cause?: unknown }).cause = err;
   return e;

@@ -84,4 +84,22 @@ describe('post-call sweeper', () => {
     expect(await sweeper.sweep()).toBe(1);
     expect((await calls.getById(c.id))?.details?.post_call).toMatchObject({ attempts: 1, finished_at: expect.any(String) });
   });
+
+  it('finishes a call a provider failure ended (end cause `<kind>: <provider> <reason>`): free before the assistant spoke, charged after', async () => {
+    const { t, account, events, sweeper, assistant } = await world();
+    const calls = t.ctx.repos.calls;
+    const apology = { speaker: 'assistant', kind: 'apology', text: 'Sorry, goodbye.', start_ms: 100, end_ms: 2_000 };
+    const greeting = { speaker: 'assistant', kind: 'greeting', text: 'Hello.', start_ms: 0, end_ms: 1_500 };
+    const at = t.clock.now();
+    const common = { accountId: account.id, direction: 'inbound' as const, fromNumber: '+1', toNumber: '+2', assistantId: assistant.id, status: 'failed', answerAt: at, endAt: at + 5_000 };
+    const early = await calls.create({ ...common, endCause: 'stt-unavailable: deepgram 401', transcript: [apology] });
+    const late = await calls.create({ ...common, endCause: 'realtime-dropped: openai-realtime 1011', transcript: [greeting, apology] });
+    t.clock.advance(60_000);
+    expect(await sweeper.sweep()).toBe(2);
+    expect(await sweeper.sweep()).toBe(0);
+    expect((await calls.getById(early.id))?.costMicros).toBe(0);
+    expect((await calls.getById(late.id))?.costMicros).toBe(100_000);
+    expect(t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 100_000);
+    expect(events.find((e) => e.data.call.id === early.id)?.data.call).toMatchObject({ status: 'failed', end_cause: 'stt-unavailable: deepgram 401', billed_minutes: 0 });
+  });
 });

@@ -36,6 +36,8 @@ export interface World {
   audio: OpenAiAudioStandIn;
   deepgram: DeepgramStandIn;
   sink: HttpSink;
+  /** The engine's log lines at warn and above, parsed (with `captureLogs`). */
+  logs: Record<string, unknown>[];
   phoneNumberId: number;
   api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
   assistant(over?: Record<string, unknown>): Promise<number>;
@@ -55,6 +57,8 @@ export interface WorldOptions {
   log?: { level: string; destination: { write(line: string): void } };
   /** More engine environment (OTEL_* for tracing tests). */
   env?: Record<string, string>;
+  /** Keep the engine's warnings and errors (parsed pino lines) in `World.logs`. */
+  captureLogs?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -85,6 +89,8 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
   const rtpMin = rtpPorts > 100 ? bigBase : rtpBase;
   if (rtpPorts > 100) bigBase += rtpPorts;
   else rtpBase = rtpBase >= 47_900 ? 44_000 : rtpBase + 100;
+  const logs: Record<string, unknown>[] = [];
+  const logDestination = { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) };
   const engine = await startEngine(
     loadConfig({
       SWITCHBOARD_DATA_DIR: dataDir,
@@ -95,7 +101,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       SIP_PUBLIC_HOST: '127.0.0.1',
       RTP_PORT_MIN: String(rtpMin),
       RTP_PORT_MAX: String(rtpMin + rtpPorts - 1),
-      LOG_LEVEL: opts.log?.level ?? process.env.E2E_LOG_LEVEL ?? 'silent',
+      LOG_LEVEL: opts.log?.level ?? (opts.captureLogs ? 'warn' : (process.env.E2E_LOG_LEVEL ?? 'silent')),
       OPENAI_API_KEY: audio.apiKey,
       OPENAI_BASE_URL: router.baseUrl,
       DEEPGRAM_API_KEY: deepgram.options.apiKey,
@@ -104,7 +110,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
       ...opts.env,
     }),
-    opts.log ? { logDestination: opts.log.destination } : {},
+    opts.log ? { logDestination: opts.log.destination } : opts.captureLogs ? { logDestination } : {},
   );
   const repos = engine.ctx.repos;
   const row = await repos.accounts.create('e2e');
@@ -140,6 +146,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
     audio,
     deepgram,
     sink,
+    logs,
     phoneNumberId,
     api,
     async assistant(over = {}) {

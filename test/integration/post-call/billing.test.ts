@@ -96,3 +96,48 @@ describe('balance too low for the call already made', () => {
     expect(admit({ ...facts, balanceMicros: w.t.ctx.repos.ledger.balance(w.account.id), minBalanceMicros: PRICE })).toMatchObject({ ok: false, status: 402 });
   });
 });
+
+describe('failed calls are charged only when the assistant spoke', () => {
+  const apology = { speaker: 'assistant', kind: 'apology', text: "I'm sorry, I'm having technical trouble and have to end this call.", start_ms: 200, end_ms: 4_000 };
+  const greeting = { speaker: 'assistant', kind: 'greeting', text: 'Hello, Bistro Nova, how can I help?', start_ms: 0, end_ms: 2_000 };
+  const finish = async (call: Awaited<ReturnType<PostCallWorld['call']>>) =>
+    finishCall(w.deps, { callRecord: call, assistant: null, transcript: null, recordingPath: undefined });
+
+  it('a provider failure before the assistant spoke (only the apology heard) costs nothing and books nothing', async () => {
+    const call = await w.call(null, 5_000, { status: 'failed', endCause: 'stt-unavailable: deepgram 401', transcript: [apology] });
+    const report = await finish(call);
+    expect(report.billing).toEqual({ minutes: 0, costMicros: 0, charged: false });
+    expect((await w.t.ctx.repos.calls.getById(call.id))!.costMicros).toBe(0);
+    expect(callCharges(w.t, w.account.id)).toEqual([]);
+    expect(w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START);
+  });
+
+  it('a greeting cut before its audio was heard (no time played) does not count as speaking', async () => {
+    // As the turn book records a greeting cut at its first frame: its first sentence, no time played.
+    const cut = { ...greeting, end_ms: greeting.start_ms, interrupted: true, full_text: greeting.text };
+    const call = await w.call(null, 3_000, { status: 'failed', endCause: 'realtime-unavailable: openai 401', transcript: [cut, apology] });
+    expect((await finish(call)).billing).toEqual({ minutes: 0, costMicros: 0, charged: false });
+  });
+
+  it('a call that failed after the assistant spoke is charged as usual', async () => {
+    const call = await w.call(null, 70_000, { status: 'failed', endCause: 'realtime-dropped: openai 1011', transcript: [greeting, apology] });
+    expect((await finish(call)).billing).toEqual({ minutes: 2, costMicros: 2 * PRICE, charged: true });
+    expect(callCharges(w.t, w.account.id)).toEqual([{ amount_micros: -2 * PRICE, reference: `call:${call.uuid}` }]);
+  });
+
+  it('a failed call whose transcript was never stored (the process died with it) keeps its charge', async () => {
+    const call = await w.call(null, 10_000, { status: 'failed', endCause: 'engine-restart', transcript: null });
+    expect((await finish(call)).billing).toEqual({ minutes: 1, costMicros: PRICE, charged: true });
+  });
+
+  it('a completed call with only an apology in it is still charged (the failure did not end it)', async () => {
+    const call = await w.call(null, 10_000, { transcript: [apology] });
+    expect((await finish(call)).billing).toEqual({ minutes: 1, costMicros: PRICE, charged: true });
+  });
+
+  it.each(['no-answer', 'busy', 'declined', 'failed'])('a call never answered (%s) costs nothing', async (status) => {
+    const call = await w.call(null, null, { status, endCause: status });
+    expect((await finish(call)).billing).toEqual({ minutes: 0, costMicros: 0, charged: false });
+    expect(callCharges(w.t, w.account.id)).toEqual([]);
+  });
+});

@@ -4,6 +4,7 @@ import { IDLE_AFTER_FRAMES, PREROLL_FRAMES, QUIET_CHUNK_FRAMES, SttReader } from
 import { EventQueue } from '../../../src/providers/stt/event-queue.ts';
 import type { SttEvent, SttProvider, SttStream } from '../../../src/providers/stt/types.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
+import { ProviderError } from '../../../src/util/errors.ts';
 
 class RecordingStream implements SttStream {
   copiesOnWrite?: boolean;
@@ -34,7 +35,7 @@ function reader(chunkFrames: number, copiesOnWrite?: boolean, streaming = true, 
   stream.copiesOnWrite = copiesOnWrite;
   if (skips) stream.skip = (ms) => void (stream.skipped += ms);
   const provider: SttProvider = { label: 'test', capabilities: { interim: true, streaming }, open: () => stream };
-  const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, track: () => {} };
+  const hooks = { now: () => 0, onInterim: () => {}, onAnyFinal: () => {}, onFinal: () => {}, onError: () => {}, onLost: () => {}, track: () => {} };
   const r = new SttReader(provider, 'en-US', new ManualClock(0), new AbortController().signal, hooks, chunkFrames);
   r.open();
   return { r, stream };
@@ -159,5 +160,85 @@ describe('SttReader audio chunks', () => {
     r.write({ samples: new Int16Array(160).fill(5), sampleRate: 16000 });
     r.write({ samples: new Int16Array(160).fill(6), sampleRate: 16000 });
     expect(stream.log).toEqual(['write 320:1', 'write 320:5,6']);
+  });
+});
+
+describe('SttReader when the recogniser fails', () => {
+  class FailingStream extends RecordingStream {
+    readonly queue = new EventQueue<SttEvent>();
+    override [Symbol.asyncIterator](): AsyncIterator<SttEvent> {
+      return this.queue[Symbol.asyncIterator]();
+    }
+  }
+
+  function failing(streaming: boolean) {
+    const streams: FailingStream[] = [];
+    const provider: SttProvider = {
+      label: 'test',
+      capabilities: { interim: true, streaming },
+      open: () => {
+        const s = new FailingStream();
+        streams.push(s);
+        return s;
+      },
+    };
+    const lost: string[] = [];
+    const errors: boolean[] = [];
+
+    const hooks = {
+      now: () => 0,
+      onInterim: () => {},
+      onAnyFinal: () => {},
+      onFinal: () => {},
+      onError: (_m: string, retrying: boolean) => void errors.push(retrying),
+      onLost: (e: ProviderError) => void lost.push(e.message),
+      track: () => {},
+    };
+    const r = new SttReader(provider, 'en-US', new ManualClock(0), new AbortController().signal, hooks);
+    r.open();
+    // The readers run on their own: a few turns of the event loop let them take what was pushed.
+    const settle = async () => {
+      for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    };
+    return { streams, lost, errors, settle };
+  }
+
+  it('a live stream refused (401) is lost at once, without a pointless reopen', async () => {
+    const { streams, lost, errors, settle } = failing(true);
+    streams[0]!.queue.push({ type: 'error', error: new ProviderError('refused: HTTP 401', 'deepgram', false) });
+    streams[0]!.queue.end();
+    await settle();
+    expect(streams).toHaveLength(1);
+    expect(errors).toEqual([false]);
+    expect(lost).toEqual(['refused: HTTP 401']);
+  });
+
+  it('a live stream that drops is reopened once; a second failure is lost', async () => {
+    const { streams, lost, errors, settle } = failing(true);
+    streams[0]!.queue.push({ type: 'error', error: new ProviderError('socket closed', 'deepgram', true) });
+    streams[0]!.queue.end();
+    await settle();
+    expect(streams).toHaveLength(2);
+    expect(lost).toEqual([]);
+    streams[1]!.queue.push({ type: 'error', error: new ProviderError('HTTP 503', 'deepgram', true) });
+    streams[1]!.queue.end();
+    await settle();
+    expect(errors).toEqual([true, false]);
+    expect(lost).toEqual(['HTTP 503']);
+  });
+
+  it('a segment uploader: one failed upload is survived, two in a row are lost, a refusal at once', async () => {
+    const a = failing(false);
+    const transient = { type: 'error' as const, error: new ProviderError('HTTP 500', 'openai', true) };
+    for (const ev of [transient, { type: 'final' as const, text: 'hello' }, transient]) a.streams[0]!.queue.push(ev);
+    await a.settle();
+    expect(a.lost).toEqual([]);
+    a.streams[0]!.queue.push(transient);
+    await a.settle();
+    expect(a.lost).toEqual(['HTTP 500']);
+    const b = failing(false);
+    b.streams[0]!.queue.push({ type: 'error', error: new ProviderError('HTTP 401', 'openai', false) });
+    await b.settle();
+    expect(b.lost).toEqual(['HTTP 401']);
   });
 });

@@ -23,8 +23,13 @@ import { SitDetector, type SitEvent } from './sit-detector.ts';
 
 /** Early audio kept for detection at the answer: long enough for a whole mailbox greeting. */
 export const EARLY_PREROLL_MS = 8000;
-/** 100 ms of steady tone is a call-progress tone, not a voiced sound. */
-export const TONE_RUN_FRAMES = 5;
+/**
+ * 200 ms on the same one or two frequencies is a call-progress tone, not a voiced sound: pitch
+ * moves more than that within a syllable (every ringback cadence and SIT segment is longer).
+ */
+export const TONE_RUN_FRAMES = 10;
+/** How far (FFT bins, 31.25 Hz each) a tone's peaks may sit from where its run began. */
+const TONE_DRIFT_BINS = 1;
 /** Share of a frame's energy in its two strongest narrow peaks for it to count as tonal. */
 const TONAL_SHARE = 0.75;
 /** Quieter frames are silence here, not tones (about -45 dBFS RMS). */
@@ -42,12 +47,15 @@ export interface EarlyAudioStats {
 export class EarlyAudio {
   private readonly capacity = EARLY_PREROLL_MS / FRAME_MS;
   private readonly frames: AudioFrame[] = [];
-  private readonly tonal: boolean[] = [];
+  /** Per kept frame: the id of the steady tone run it belongs to, or -1. */
+  private readonly runOf: number[] = [];
+  /** Frames per run id (of the runs still in `frames`). */
+  private readonly runLength = new Map<number, number>();
+  private run: { id: number; peaks: [number, number] } | undefined;
+  private nextRunId = 0;
   private readonly sit = new SitDetector();
   private sitEvent: SitEvent | undefined;
   private readonly count = { frames: 0, audibleFrames: 0, toneFrames: 0 };
-  /** Length of the run of tonal frames ending at the newest frame. */
-  private toneRun = 0;
   private taken = false;
 
   /** One frame of early media; returns a SIT event once, on the frame that completes it. */
@@ -57,20 +65,26 @@ export class EarlyAudio {
     this.count.frames++;
     const audible = rms(samples) >= MIN_TONE_RMS;
     if (audible) this.count.audibleFrames++;
-    const tonal = audible && tonalShare(samples) >= TONAL_SHARE;
+    const peak = audible ? tonalPeaks(samples) : undefined;
+    let runId = -1;
+    if (peak && peak.share >= TONAL_SHARE) {
+      const run = this.run;
+      if (!run || !near(peak.bins, run.peaks)) this.run = { id: this.nextRunId++, peaks: peak.bins };
+      runId = this.run!.id;
+      const length = (this.runLength.get(runId) ?? 0) + 1;
+      this.runLength.set(runId, length);
+      // A run long enough to be a tone: the frames it holds so far count as tone too.
+      if (length === TONE_RUN_FRAMES) this.count.toneFrames += TONE_RUN_FRAMES;
+      else if (length > TONE_RUN_FRAMES) this.count.toneFrames++;
+    } else {
+      this.run = undefined;
+    }
     this.frames.push(frame);
-    this.tonal.push(tonal);
+    this.runOf.push(runId);
     if (this.frames.length > this.capacity) {
       this.frames.shift();
-      this.tonal.shift();
-    }
-    if (tonal) {
-      this.toneRun++;
-      // A run long enough to be a tone: the frames it holds so far count as tone too.
-      if (this.toneRun === TONE_RUN_FRAMES) this.count.toneFrames += TONE_RUN_FRAMES;
-      else if (this.toneRun > TONE_RUN_FRAMES) this.count.toneFrames++;
-    } else {
-      this.toneRun = 0;
+      const gone = this.runOf.shift()!;
+      if (gone >= 0 && gone !== this.run?.id && this.runOf[0] !== gone) this.runLength.delete(gone);
     }
     const sit = this.sit.push(samples);
     if (sit) this.sitEvent = sit;
@@ -93,21 +107,13 @@ export class EarlyAudio {
   preroll(): AudioFrame[] {
     if (this.taken) return [];
     this.taken = true;
-    const out = this.frames.slice();
-    const tonal = this.tonal;
-    let i = 0;
-    while (i < out.length) {
-      if (!tonal[i]) {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < out.length && tonal[j]) j++;
-      if (j - i >= TONE_RUN_FRAMES) for (let k = i; k < j; k++) out[k] = silenceFrame();
-      i = j;
-    }
+    const out = this.frames.map((frame, i) => {
+      const run = this.runOf[i]!;
+      return run >= 0 && (this.runLength.get(run) ?? 0) >= TONE_RUN_FRAMES ? silenceFrame() : frame;
+    });
     this.frames.length = 0;
-    this.tonal.length = 0;
+    this.runOf.length = 0;
+    this.runLength.clear();
     return out;
   }
 }
@@ -120,12 +126,23 @@ const im = new Float64Array(FFT_SIZE / 2 + 1);
 const power = new Float64Array(FFT_SIZE / 2 + 1);
 const hann = new Map<number, Float64Array>();
 
-/**
- * Share of a frame's energy in its two strongest spectral peaks (each ±2 bins of a Hann-windowed
- * 512-point FFT, ±62 Hz at 16 kHz): ~1 for one or two steady tones (a dual-tone ringback's two
- * tones fall in one or two peaks), well below for speech and noise.
- */
+/** Whether two frames' peak pairs are the same tone(s): each peak near one of the other's. */
+function near(a: readonly [number, number], b: readonly [number, number]): boolean {
+  const close = (x: number) => Math.abs(x - b[0]) <= TONE_DRIFT_BINS || Math.abs(x - b[1]) <= TONE_DRIFT_BINS;
+  return close(a[0]) && close(a[1]);
+}
+
+/** Share of a frame's energy in its two strongest spectral peaks (see tonalPeaks). */
 export function tonalShare(samples: Int16Array): number {
+  return tonalPeaks(samples)?.share ?? 0;
+}
+
+/**
+ * The two strongest spectral peaks of a frame (each ±2 bins of a Hann-windowed 512-point FFT,
+ * ±62 Hz at 16 kHz) and their share of its energy: ~1 for one or two steady tones (a dual-tone
+ * ringback's two tones fall in one or two peaks), lower for speech and noise.
+ */
+export function tonalPeaks(samples: Int16Array): { share: number; bins: [number, number] } | undefined {
   const n = Math.min(samples.length, FFT_SIZE);
   let w = hann.get(n);
   if (!w) {
@@ -138,15 +155,17 @@ export function tonalShare(samples: Int16Array): number {
   fft.forwardPower(input, re, im, power);
   let total = 0;
   for (let k = 1; k < power.length; k++) total += power[k]!;
-  if (total <= 0) return 0;
+  if (total <= 0) return undefined;
   let peaks = 0;
+  const bins: [number, number] = [0, 0];
   for (let p = 0; p < 2; p++) {
     let best = 1;
     for (let k = 2; k < power.length; k++) if (power[k]! > power[best]!) best = k;
+    bins[p] = best;
     for (let k = Math.max(1, best - 2); k <= Math.min(power.length - 1, best + 2); k++) {
       peaks += power[k]!;
       power[k] = 0;
     }
   }
-  return peaks / total;
+  return { share: peaks / total, bins };
 }

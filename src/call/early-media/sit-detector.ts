@@ -68,7 +68,6 @@ export class SitDetector {
       run.frames++;
       run.lastFrame = at;
       this.gap = 0;
-      if (run.frames > MAX_SEGMENT_FRAMES) this.reset(); // a steady tone, not SIT
     } else if (hit) {
       if (run) this.close(run);
       // The segments of one SIT follow each other at once.
@@ -96,7 +95,8 @@ export class SitDetector {
   /** A segment ended: it extends the sequence when it is the next one in order, else restarts it. */
   private close(run: Run): void {
     this.gap = 0;
-    if (run.frames < MIN_SEGMENT_FRAMES) {
+    // Too short is a click, too long a steady tone (dial tone, ringback): neither is a SIT segment.
+    if (run.frames < MIN_SEGMENT_FRAMES || run.frames > MAX_SEGMENT_FRAMES) {
       this.seq = [];
       return;
     }

@@ -7,6 +7,10 @@
  * flow that created it (inbound-calls.ts, outbound-dialer.ts) sets `cancelPending` to stop the
  * ringing leg, then calls `answered()` with the confirmed dialog. `close(cause)` is idempotent
  * from any state and releases everything; the end is written to the call record before `ended`.
+ *
+ * Outbound calls may have media before the answer (`earlyMedia()`, docs/EARLY-MEDIA.md): it
+ * runs on the same RtpSession the answer then keeps, its audio goes to a pre-roll for voicemail
+ * detection (`takeEarlyAudio()`), and a Special Information Tone in it ends the call.
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';

@@ -6,6 +6,10 @@
  *
  * `place()` returns as soon as the record exists (status `queued`); the INVITE runs in the
  * background, owned by the dialer so close() can wait for it.
+ *
+ * Early media (docs/EARLY-MEDIA.md): a 18x with SDP starts the call's media at once
+ * (CallSession.earlyMedia); the 200 keeps it, or re-points it when its SDP differs, and a 200
+ * without SDP after a 18x with SDP (RFC 3262) answers on that 18x's media.
  */
 import { createOffer, processAnswer, type LocalMedia, type NegotiatedMedia } from '../media/sdp-negotiate.ts';
 import { createSdpSession } from '../media/sdp-write.ts';

@@ -7,6 +7,11 @@
  * The classifier's deadline (5 s of audio by default) bounds the wait: no verdict by then is
  * `unknown` and the engine starts as for a person.
  *
+ * Early media first: what an outbound call heard before the answer (a mailbox greeting some
+ * carriers play as early media, with ringback and other call-progress tones silenced; see
+ * docs/EARLY-MEDIA.md) goes through the same detectors first, at negative times counted back from
+ * the answer, so the deadline still counts from the answer.
+ *
  * Frames go through the shared Silero VAD + SpeechDetector (greeting cadence) and the
  * BeepDetector (which rejects ringback and other call-progress tones by shape); time is audio
  * time from the answer, so a late burst from the jitter buffer cannot bend the cadence.

@@ -296,6 +296,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (dialog && !dialog.isEnded) this.byeSent = dialog.bye();
     dialog?.removeAllListeners();
     const stats = wasActive ? this.media.stats() : undefined;
+    this.media.divertInbound(undefined);
+    this.early?.preroll(); // nobody will ask for it now: let its frames go
     await this.media.close(cause);
     await this.answerWrite;
     try {

@@ -28,6 +28,8 @@ export const EARLY_PREROLL_MS = 8000;
  * moves more than that within a syllable (every ringback cadence and SIT segment is longer).
  */
 export const TONE_RUN_FRAMES = 10;
+/** Frames without the tone (but not silent) a run may bridge: a lost packet's concealment. */
+const BRIDGE_FRAMES = 2;
 /** How far (FFT bins, 31.25 Hz each) a tone's peaks may sit from where its run began. */
 const TONE_DRIFT_BINS = 1;
 /** Share of a frame's energy in its two strongest narrow peaks for it to count as tonal. */
@@ -51,7 +53,8 @@ export class EarlyAudio {
   private readonly runOf: number[] = [];
   /** Frames per run id (of the runs still in `frames`). */
   private readonly runLength = new Map<number, number>();
-  private run: { id: number; peaks: [number, number] } | undefined;
+  /** The tone run under way: its peaks, and the frames since its last tonal one (a possible gap in it). */
+  private run: { id: number; peaks: [number, number]; gap: number[] } | undefined;
   private nextRunId = 0;
   private readonly sit = new SitDetector();
   private sitEvent: SitEvent | undefined;
@@ -66,21 +69,34 @@ export class EarlyAudio {
     const audible = rms(samples) >= MIN_TONE_RMS;
     if (audible) this.count.audibleFrames++;
     const peak = audible ? tonalPeaks(samples) : undefined;
-    let runId = -1;
+    this.frames.push(frame);
+    this.runOf.push(-1);
+    /** Absolute number of frames[0]. */
+    const base = this.count.frames - this.frames.length;
+    const n = this.count.frames - 1;
+    const run = this.run;
     if (peak && peak.share >= TONAL_SHARE) {
-      const run = this.run;
-      if (!run || !near(peak.bins, run.peaks)) this.run = { id: this.nextRunId++, peaks: peak.bins };
-      runId = this.run!.id;
-      const length = (this.runLength.get(runId) ?? 0) + 1;
-      this.runLength.set(runId, length);
+      let bridged = 0;
+      if (!run || !near(peak.bins, run.peaks)) {
+        this.run = { id: this.nextRunId++, peaks: peak.bins, gap: [] };
+      } else {
+        // The tone went on past a frame or two that lost it (packet loss, concealment): they are part of it.
+        for (const g of run.gap) if (g >= base) this.runOf[g - base] = run.id;
+        bridged = run.gap.length;
+        run.gap = [];
+      }
+      const id = this.run!.id;
+      this.runOf[n - base] = id;
+      const before = this.runLength.get(id) ?? 0;
+      const length = before + bridged + 1;
+      this.runLength.set(id, length);
       // A run long enough to be a tone: the frames it holds so far count as tone too.
-      if (length === TONE_RUN_FRAMES) this.count.toneFrames += TONE_RUN_FRAMES;
-      else if (length > TONE_RUN_FRAMES) this.count.toneFrames++;
+      if (length >= TONE_RUN_FRAMES) this.count.toneFrames += before >= TONE_RUN_FRAMES ? length - before : length;
+    } else if (run && audible && run.gap.length < BRIDGE_FRAMES) {
+      run.gap.push(n);
     } else {
       this.run = undefined;
     }
-    this.frames.push(frame);
-    this.runOf.push(runId);
     if (this.frames.length > this.capacity) {
       this.frames.shift();
       const gone = this.runOf.shift()!;

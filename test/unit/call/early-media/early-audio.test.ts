@@ -118,6 +118,22 @@ describe('early audio pre-roll', () => {
     expect(early.preroll()).toEqual([]);
   });
 
+  it('a ringback burst with a lost frame or two (concealment noise) stays one tone, silenced whole', () => {
+    const early = new EarlyAudio();
+    const burst = frames(tones([440, 480], 2000));
+    // Every 15th frame replaced by noise at the tone's level, as a concealed lost packet can sound.
+    let seed = 7;
+    const noisy = burst.map((f, i) => {
+      if (i % 15 !== 7) return f;
+      const samples = new Int16Array(FRAME_SAMPLES);
+      for (let k = 0; k < samples.length; k++) samples[k] = ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 16000) - 8000;
+      return { samples, sampleRate: SAMPLE_RATE };
+    });
+    for (const f of noisy) early.push(f);
+    expect(early.stats.toneFrames).toBe(noisy.length);
+    expect(early.preroll().filter((f) => f.samples.some((x) => Math.abs(x) > 1000))).toHaveLength(0);
+  });
+
   it('keeps only the last EARLY_PREROLL_MS', () => {
     const early = new EarlyAudio();
     const all = frames(loadFixture('voicemail/greeting-no-beep'));

@@ -38,6 +38,9 @@ export function statusFor(info: Pick<EndInfo, 'answered' | 'cause'>): string {
     case 'declined':
     case 'invalid-number':
       return info.cause;
+    // A SIT heard in early media: the number is wrong (vacant, disconnected), or the network refused.
+    case 'operator-intercept':
+      return 'invalid-number';
     default:
       return 'failed';
   }

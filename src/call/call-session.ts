@@ -7,6 +7,10 @@
  * flow that created it (inbound-calls.ts, outbound-dialer.ts) sets `cancelPending` to stop the
  * ringing leg, then calls `answered()` with the confirmed dialog. `close(cause)` is idempotent
  * from any state and releases everything; the end is written to the call record before `ended`.
+ *
+ * Outbound calls may have media before the answer (`earlyMedia()`, docs/EARLY-MEDIA.md): it
+ * runs on the same RtpSession the answer then keeps, its audio goes to a pre-roll for voicemail
+ * detection (`takeEarlyAudio()`), and a Special Information Tone in it ends the call.
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
@@ -23,6 +27,9 @@ import { callCostMicros } from './post-call/billing.ts';
 import { toDollars } from '../util/money.ts';
 import { sendDtmfInfo } from './dtmf-info-sender.ts';
 import { endCauseOf, type CallFailure } from './failures.ts';
+import { EarlyAudio } from './early-media/early-audio.ts';
+import { sameMedia } from './early-media/same-media.ts';
+import type { SitEvent } from './early-media/sit-detector.ts';
 
 export type CallDirection = 'inbound' | 'outbound';
 export type CallState = 'ringing' | 'active' | 'ended';
@@ -40,6 +47,10 @@ export type EndCause =
   | 'busy'
   | 'declined'
   | 'invalid-number'
+  /** A Special Information Tone for a number problem (intercept, vacant code) in early media. */
+  | 'operator-intercept'
+  /** A Special Information Tone for a network problem (no circuit, reorder) in early media. */
+  | 'network-congestion'
   | 'failed'
   /** A call placed to an IPv6 carrier with no SIP_PUBLIC_HOST6 to name in its SDP and Contact. */
   | 'no-public-ipv6'
@@ -79,6 +90,10 @@ export interface CallSessionEvents {
   dtmf: (event: { digit: string; durationMs: number }) => void;
   /** Hold/unhold or codec change took effect. */
   mediaUpdated: (media: NegotiatedMedia) => void;
+  /** Outbound: a 18x with SDP started media before the answer (again for each new early SDP). */
+  earlyMedia: (media: NegotiatedMedia) => void;
+  /** Outbound: a Special Information Tone in early media; the call ends with its cause. */
+  sit: (event: SitEvent) => void;
 }
 
 export interface CallSessionInit {
@@ -136,6 +151,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private readonly dtmfLog: Array<{ digit: string; durationMs: number; atMs: number }> = [];
   private readonly inviteAtMs: number;
   private answeredAtMs: number | undefined;
+  /** Media started by early media (18x with SDP), before any answer. */
+  private earlyMediaStarted = false;
+  private early: EarlyAudio | undefined;
 
   constructor(init: CallSessionInit) {
     super();
@@ -167,6 +185,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       this.emit('dtmf', e);
     });
     this.media.on('rtpTimeout', ({ silentMs }) => {
+      // Early media may fall silent (ringback played by the phone, a carrier's silence
+      // suppression): while ringing, the ringing timeout decides, not the media's.
+      if (this.state === 'ringing') return;
       this.log.info({ silentMs }, 'no RTP from the far end: hanging up');
       void this.close('rtp-timeout');
     });
@@ -207,7 +228,59 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.dialog;
   }
 
-  /** The dialog is confirmed and media negotiated: start media, arm the hard limit. */
+  /**
+   * Outbound early media (RFC 3960 gateway model): a 18x carried SDP, so media runs from now.
+   * We receive; we send only comfort silence (where the direction lets us send, which keeps a
+   * NAT binding open and lets a carrier's SBC latch on us): nobody writes to `outbound` before
+   * the answer, since the engine only starts then. Caller frames go to the early-audio
+   * pre-roll (early-audio.ts), not to `inbound`. A later 18x with other SDP (a fork, a new
+   * announcement server) re-points the same ports.
+   */
+  earlyMedia(negotiated: NegotiatedMedia): void {
+    if (this.state !== 'ringing') return;
+    if (!this.earlyMediaStarted) {
+      this.earlyMediaStarted = true;
+      const early = new EarlyAudio();
+      this.early = early;
+      this.media.divertInbound((frame) => {
+        const sit = early.push(frame);
+        if (sit) this.onSit(sit);
+      });
+      this.media.start(negotiated);
+    } else if (this.negotiated && !sameMedia(this.negotiated, negotiated)) {
+      this.media.update(negotiated);
+    } else {
+      return;
+    }
+    this.negotiated = negotiated;
+    this.emit('earlyMedia', negotiated);
+  }
+
+  /**
+   * What the callee's side played before the answer (at most EARLY_PREROLL_MS, call-progress tones
+   * silenced), for answering-machine detection; once, empty without early media.
+   */
+  takeEarlyAudio(): AudioFrame[] {
+    return this.early?.preroll() ?? [];
+  }
+
+  /** Figures of the early media (undefined when there was none). */
+  get earlyAudioStats(): EarlyAudio['stats'] | undefined {
+    return this.early?.stats;
+  }
+
+  private onSit(sit: SitEvent): void {
+    if (this.state !== 'ringing') return;
+    const cause: EndCause = sit.class === 'intercept' ? 'operator-intercept' : 'network-congestion';
+    this.log.info({ sit }, 'special information tone in early media: ending the call');
+    this.emit('sit', sit);
+    void this.close(cause);
+  }
+
+  /**
+   * The dialog is confirmed and media negotiated: start media (or keep the early media's, re-pointed
+   * when the answer differs from the early SDP), arm the hard limit.
+   */
   answered(dialog: Dialog, negotiated: NegotiatedMedia, local: LocalMedia, sdp: SdpSession): void {
     if (this.state !== 'ringing') {
       void dialog.bye();
@@ -218,8 +291,16 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.local = local;
     this.sdp = sdp;
     this.cancelPending = undefined;
+    const early = this.earlyMediaStarted ? this.negotiated : undefined;
     this.negotiated = negotiated;
-    this.media.start(negotiated);
+    if (!early) {
+      this.media.start(negotiated);
+    } else {
+      // Frames from here on are the answered call's; the socket, jitter buffer and clocks go on.
+      this.media.divertInbound(undefined);
+      if (sameMedia(early, negotiated)) this.media.restartTimeout();
+      else this.media.update(negotiated);
+    }
     dialog.on('ended', ({ reason }) => void this.close(causeOf(reason)));
     // Keys in SIP INFO join the RFC 4733 and in-band ones on the media's `dtmf` event.
     dialog.on('dtmf', ({ digit, durationMs }) => this.media.signalledDtmf(digit, durationMs));
@@ -298,6 +379,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     dialog?.removeAllListeners();
     const stats = wasActive ? this.media.stats() : undefined;
     const endedAtMs = this.init.clock.monotonic();
+    this.media.divertInbound(undefined);
+    this.early?.preroll(); // nobody will ask for it now: let its frames go
     await this.media.close(cause);
     await this.answerWrite;
     try {

@@ -6,10 +6,16 @@
  *
  * `place()` returns as soon as the record exists (status `queued`); the INVITE runs in the
  * background, owned by the dialer so close() can wait for it.
+ *
+ * Early media (docs/EARLY-MEDIA.md): a 18x with SDP starts the call's media at once
+ * (CallSession.earlyMedia); the 200 keeps it, or re-points it when its SDP differs, and a 200
+ * without SDP after a 18x with SDP (RFC 3262) answers on that 18x's media.
  */
-import { processAnswer, type LocalMedia } from '../media/sdp-negotiate.ts';
+import { processAnswer, type LocalMedia, type NegotiatedMedia } from '../media/sdp-negotiate.ts';
 import { createSdpSession } from '../media/sdp-write.ts';
 import type { Dialog } from '../sip/dialog.ts';
+import { header } from '../sip/message.ts';
+import { tagOf } from '../sip/transaction-headers.ts';
 import { trunkUri, uriHostWithoutPort, type ProvisionedTrunk } from '../sip/trunk-registry.ts';
 import { digestCredentials } from '../sip/user-agent-auth.ts';
 import { InviteFailedError, OutgoingInvite } from '../sip/user-agent-outgoing-invite.ts';
@@ -119,8 +125,25 @@ export class OutboundDialer implements OutboundCallPlacer {
     const scoped = Object.create(this.ua) as UserAgent;
     scoped.localUri = () => `<sip:${from}@${uriHostWithoutPort(spec.address)}>`;
     const invite = new OutgoingInvite(scoped, target, offers.offerFor, { credentials: digestCredentials(spec.username, spec.password) });
+    /** The early media's negotiation per early dialog (To-tag): a 200 without SDP keeps its 18x's. */
+    const earlyByTag = new Map<string, NegotiatedMedia>();
     invite.on('progress', (res) => {
-      if (res.status >= 180) session.markRinging();
+      if (res.status < 180) return;
+      session.markRinging();
+      // Early media (RFC 3960): a 18x with SDP answers our offer; media runs from now, so
+      // announcements and greetings played before the answer reach us (see docs/EARLY-MEDIA.md).
+      if (res.body.length === 0 || !/^application\/sdp\b/i.test(header(res, 'content-type') ?? 'application/sdp')) return;
+      try {
+        // The offer this 18x answers: the one made for the address the INVITE went out from.
+        const sent = offers.sent(invite.advertised ?? local.address);
+        session.media.advertise(sent.local.address);
+        const negotiated = processAnswer(res.body.toString('utf8'), sent.offer.offered);
+        if (earlyByTag.size < 16) earlyByTag.set(tagOf(header(res, 'to')) ?? '', negotiated);
+        session.earlyMedia(negotiated);
+      } catch (err) {
+        // Unusable early SDP: no early media, the call itself goes on to its final response.
+        session.log.info({ status: res.status, err: (err as Error).message }, 'early media SDP not usable');
+      }
     });
     void invite.start();
 
@@ -153,9 +176,11 @@ export class OutboundDialer implements OutboundCallPlacer {
     // The offer (and so the address) the answered INVITE carried.
     const sent = offers.sent(invite.advertised ?? local.address);
     session.media.advertise(sent.local.address);
-    let negotiated;
+    let negotiated: NegotiatedMedia | undefined;
     try {
-      negotiated = processAnswer(dialog.remoteSdp ?? '', sent.offer.offered);
+      // RFC 3262 §5: the SDP of a reliable 18x answered our offer; its 200 need not repeat it.
+      const early = earlyByTag.get(dialog.remoteTag);
+      negotiated = early && !dialog.remoteSdp ? early : processAnswer(dialog.remoteSdp ?? '', sent.offer.offered);
     } catch {
       // The far end answered with SDP we cannot use: hang the dialog up and fail the call.
       void dialog.bye();

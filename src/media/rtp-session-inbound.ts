@@ -176,6 +176,11 @@ export class InboundPath {
     return !this.media.remoteHold && (this.media.direction === 'sendrecv' || this.media.direction === 'recvonly');
   }
 
+  /** Media silence counts from `nowMs` (the answer of a call whose media ran since early media). */
+  restartMediaClock(nowMs: number): void {
+    this.words[W_LAST_MEDIA] = nowMs;
+  }
+
   msSinceMedia(nowMs: number): number {
     return nowMs - this.words[W_LAST_MEDIA]!;
   }

@@ -117,7 +117,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   readonly ssrc: number;
   private options: RtpSessionOptions;
   private readonly clock: Clock;
-  private readonly queue: DropOldestQueue<AudioFrame>;
+  private readonly queue: DivertableQueue;
   private state: State = 'new';
   private allocating: Promise<RtpPortPair> | undefined;
   private pair: RtpPortPair | undefined;
@@ -166,7 +166,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.ssrc = random.readUInt32BE(0);
     this.sequence = random.readUInt16BE(4);
     this.initialTimestamp = random.readUInt32BE(6);
-    this.queue = new DropOldestQueue(options.inboundQueueFrames ?? 50);
+    this.queue = new DivertableQueue(options.inboundQueueFrames ?? 50);
     this.inbound = this.queue;
     // The writer exists before start() so the call can hold on to it; until media is up (and
     // after close) frames are refused.
@@ -311,6 +311,25 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   /** The SRTP keys in force (a re-INVITE answer keeps ours when the suite stays), or undefined. */
   get negotiatedSrtp(): NegotiatedMedia['srtp'] {
     return this.media?.srtp;
+  }
+
+  /**
+   * Early media (RFC 3960): until the answer, caller frames go to `sink` instead of `inbound`, so
+   * whoever reads `inbound` after the answer starts with current audio, not a queue full of the
+   * ringing phase; undefined sends them to `inbound` again.
+   */
+  divertInbound(sink: ((frame: AudioFrame) => void) | undefined): void {
+    this.queue.divert = sink;
+  }
+
+  /**
+   * The call was answered on media that ran since the early media: the RTP timeout counts from
+   * now (the ringing phase may have been silent for longer than it), and fires again if it must.
+   */
+  restartTimeout(): void {
+    if (this.state !== 'started') return;
+    this.timedOut = false;
+    this.in!.restartMediaClock(this.clock.monotonic());
   }
 
   /** Attach (or with undefined, detach) the inbound observer; a started session reports its media at once. */
@@ -571,6 +590,18 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private fail(error: Error): void {
     this.options.logger?.warn({ err: error, ssrc: this.ssrc }, 'rtp socket error');
     this.emit('error', error);
+  }
+}
+
+/** The inbound queue, whose frames can be sent elsewhere for a while (early media). */
+class DivertableQueue extends DropOldestQueue<AudioFrame> {
+  divert: ((frame: AudioFrame) => void) | undefined;
+
+  override push(item: AudioFrame): boolean {
+    const divert = this.divert;
+    if (!divert) return super.push(item);
+    divert(item);
+    return true;
   }
 }
 

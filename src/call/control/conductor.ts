@@ -200,6 +200,8 @@ export class Conductor {
         customerSpoke = detected.customerSpoke;
         if (detected.heard) this.history = [{ role: 'user', content: detected.heard }];
       }
+      // Early audio only serves detection: a call without it lets the pre-roll go now.
+      this.session.takeEarlyAudio();
       let greet = true;
       while (this.active) {
         await this.runEngine(greet, customerSpoke);

@@ -7,6 +7,11 @@
  * The classifier's deadline (5 s of audio by default) bounds the wait: no verdict by then is
  * `unknown` and the engine starts as for a person.
  *
+ * Early media first: what an outbound call heard before the answer (a mailbox greeting some
+ * carriers play as early media, with ringback and other call-progress tones silenced; see
+ * docs/EARLY-MEDIA.md) goes through the same detectors first, at negative times counted back from
+ * the answer, so the deadline still counts from the answer.
+ *
  * Frames go through the shared Silero VAD + SpeechDetector (greeting cadence) and the
  * BeepDetector (which rejects ringback and other call-progress tones by shape); time is audio
  * time from the answer, so a late burst from the jitter buffer cannot bend the cadence.
@@ -74,52 +79,70 @@ export async function detectVoicemail(c: Conductor, vad: VadFactory): Promise<De
   const frames = new DropOldestQueue<AudioFrame>(100);
   c.sw.route((f) => frames.push(f));
   void c.sw.done.then(() => frames.end());
-  let atMs = 0;
+  // Early media (docs/EARLY-MEDIA.md): what played before the answer is heard first, on the same
+  // audio clock, before 0 (the answer): deadlines still count from the answer.
+  const preroll = c.session.takeEarlyAudio();
+  const prerollMs = preroll.length * FRAME_MS;
+  let atMs = -prerollMs;
   let record: Record<string, unknown> = {};
   const withStt = (r: Record<string, unknown>) => (tap ? { ...r, stt: tap.toRecord() } : r);
-  try {
-    for await (const frame of frames) {
-      const actions: VoicemailAction[] = [];
-      // Text that arrived while the previous frame was processed, stamped with this frame's time.
-      for (const u of updates.splice(0)) {
-        if ('error' in u) {
-          c.deps.env.logger.warn({ call: c.session.uuid, err: u.error }, 'voicemail detection: STT failed, deciding without words');
-          actions.push(...classifier.transcriptUnavailable(atMs));
-        } else actions.push(...classifier.onTranscript(u.text, u.isFinal, atMs));
-      }
-      tap?.write(frame);
-      const p = await stream.push(frame);
-      for (const e of speech.push(p, atMs)) {
-        if (e.type === 'speech-end') tap?.speechEnded();
-        actions.push(...classifier.onSpeech(e));
-      }
-      atMs += FRAME_MS;
-      const beep = beeps.push(frame);
-      if (beep) actions.push(...classifier.onBeep(beep));
-      actions.push(...classifier.tick(atMs));
-      for (const a of actions) {
-        if (a.type === 'verdict') {
-          record = { verdict: a.verdict, rule: a.evidence.rule, evidence: a.evidence };
-          if (a.verdict !== 'voicemail') {
-            await c.details.set({ voicemail: withStt({ ...record, action: 'engine' }) });
-            const heard = a.verdict === 'person' ? (tap?.text ?? '') : '';
-            return { next: 'engine', customerSpoke: a.evidence.firstSpeechAtMs !== null, heard };
-          }
-          await c.details.set({ voicemail: withStt({ ...record, action: 'waiting-for-beep' }) });
-        } else if (a.type === 'hang-up') {
-          await c.details.set({ voicemail: withStt({ ...record, action: 'hang-up', at_ms: a.atMs }) });
-          await c.hangUpNow('local-hangup');
-          return { next: 'ended' };
-        } else if (a.type === 'leave-message') {
-          c.sw.route(undefined);
-          await c.details.set({ voicemail: withStt({ ...record, action: 'message', after: a.after, message_at_ms: a.atMs }) });
-          await c.control.play(a.text);
-          await c.hangUpNow('local-hangup');
-          return { next: 'ended' };
-        }
-      }
-      if (classifier.done) break;
+  /** One frame through VAD, beep and classifier; a result when detection is over. */
+  const hear = async (frame: AudioFrame): Promise<DetectionResult | 'done' | undefined> => {
+    const actions: VoicemailAction[] = [];
+    // Text that arrived while the previous frame was processed, stamped with this frame's time.
+    for (const u of updates.splice(0)) {
+      if ('error' in u) {
+        c.deps.env.logger.warn({ call: c.session.uuid, err: u.error }, 'voicemail detection: STT failed, deciding without words');
+        actions.push(...classifier.transcriptUnavailable(atMs));
+      } else actions.push(...classifier.onTranscript(u.text, u.isFinal, atMs));
     }
+    tap?.write(frame);
+    const p = await stream.push(frame);
+    for (const e of speech.push(p, atMs)) {
+      if (e.type === 'speech-end') tap?.speechEnded();
+      actions.push(...classifier.onSpeech(e));
+    }
+    atMs += FRAME_MS;
+    const beep = beeps.push(frame);
+    // The beep detector counts from its first frame, the first of the pre-roll.
+    if (beep) actions.push(...classifier.onBeep({ ...beep, beepAtMs: beep.beepAtMs - prerollMs, startMs: beep.startMs - prerollMs }));
+    actions.push(...classifier.tick(atMs));
+    for (const a of actions) {
+      if (a.type === 'verdict') {
+        record = { verdict: a.verdict, rule: a.evidence.rule, evidence: a.evidence, ...(prerollMs > 0 ? { early_media_ms: prerollMs } : {}) };
+        if (a.verdict !== 'voicemail') {
+          await c.details.set({ voicemail: withStt({ ...record, action: 'engine' }) });
+          const heard = a.verdict === 'person' ? (tap?.text ?? '') : '';
+          return { next: 'engine', customerSpoke: a.evidence.firstSpeechAtMs !== null, heard };
+        }
+        await c.details.set({ voicemail: withStt({ ...record, action: 'waiting-for-beep' }) });
+      } else if (a.type === 'hang-up') {
+        await c.details.set({ voicemail: withStt({ ...record, action: 'hang-up', at_ms: a.atMs }) });
+        await c.hangUpNow('local-hangup');
+        return { next: 'ended' };
+      } else if (a.type === 'leave-message') {
+        c.sw.route(undefined);
+        await c.details.set({ voicemail: withStt({ ...record, action: 'message', after: a.after, message_at_ms: a.atMs }) });
+        await c.control.play(a.text);
+        await c.hangUpNow('local-hangup');
+        return { next: 'ended' };
+      }
+    }
+    return classifier.done ? 'done' : undefined;
+  };
+  try {
+    let result: DetectionResult | 'done' | undefined;
+    for (const frame of preroll) {
+      result = await hear(frame);
+      if (result !== undefined) break;
+    }
+    if (result === undefined) {
+      for await (const frame of frames) {
+        result = await hear(frame);
+        if (result !== undefined) break;
+      }
+    }
+    if (result !== undefined && result !== 'done') return result;
   } finally {
     c.sw.route(undefined);
     // Not awaited: a provider slow to hang up must not hold the call.

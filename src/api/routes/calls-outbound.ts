@@ -29,7 +29,7 @@ export function registerOutboundCallRoutes(api: Api, ctx: AppContext): void {
     body,
     status: 201,
     response: callView,
-    errors: { 503: 'The phone number’s SIP trunk is not registered or calling is not available right now' },
+    errors: { 402: 'Insufficient balance to place a call', 503: 'The phone number’s SIP trunk is not registered or calling is not available right now' },
     async handler({ body, accountId }) {
       const errors: Record<string, string[]> = {};
       const assistant = await ctx.repos.assistants.get(accountId, body.assistant_id);

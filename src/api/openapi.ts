@@ -11,8 +11,11 @@ function schemaOf(type: z.ZodType | undefined): Record<string, unknown> | undefi
 }
 
 /** The success answer and the failures every route of its kind can give (bodies per the spec's Errors table). */
-function responses(r: Api['routes'][number]): Record<string, { description: string }> {
-  const out: Record<string, { description: string }> = { [String(r.status)]: { description: 'Success' } };
+function responses(r: Api['routes'][number]): Record<string, { description: string; content?: unknown }> {
+  const success = r.response
+    ? { description: 'Success', content: { 'application/json': { schema: z.toJSONSchema(r.response, { io: 'output', unrepresentable: 'any' }) } } }
+    : { description: 'Success' };
+  const out: Record<string, { description: string; content?: unknown }> = { [String(r.status)]: success };
   if (r.body) out['400'] = { description: 'The body is not valid JSON' };
   if (r.params) out['404'] = { description: 'Not found (another account’s resource looks the same)' };
   if (r.body || r.params || r.query) out['422'] = { description: 'Validation failure: {message, errors: {field: [..]}}' };

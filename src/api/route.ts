@@ -39,6 +39,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.
   params?: P;
   /** Status of a success answer (default 200). */
   status?: number;
+  /** The success answer's body, for the OpenAPI document (the handler's return is not parsed by it). */
+  response?: z.ZodType;
   /** Body content type other than JSON (the Twilio webhook is form-encoded). */
   consumes?: string;
   /**
@@ -59,6 +61,7 @@ interface Recorded {
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
+  response?: z.ZodType;
   consumes?: string;
 }
 
@@ -100,6 +103,7 @@ export class Api {
       body: def.body,
       query: def.query,
       params: def.params,
+      response: def.response,
       consumes: def.consumes,
     });
     this.app.route({

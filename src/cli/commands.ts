@@ -126,7 +126,7 @@ export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown
   });
   if (values.help) return new HelpText(commandHelp(name));
   // An option of another command is a mistake here, not something to ignore.
-  const allowed = new Set(COMMANDS[name].options.map((o) => o.flag));
+  const allowed = new Set<string>(COMMANDS[name].options.map((o) => o.flag));
   for (const [k, v] of Object.entries(values)) {
     if (v !== undefined && k !== 'help' && !allowed.has(`--${k}`)) throw new UsageError(`--${k} is not an option of ${name}`);
   }

@@ -5,6 +5,7 @@ import { AppError, NotFoundError } from '../../util/errors.ts';
 import { createSchema, updateSchema } from '../../assistants/fields.ts';
 import { listItem, recordView, validateCreate, validateUpdate, type AssistantDeps } from '../../assistants/service.ts';
 import { outboundOf } from '../../net/outbound/index.ts';
+import { stopRunningCampaigns } from '../stop-campaigns.ts';
 
 const tags = ['Assistants'];
 const disableWebhookBody = z.object({ assistant_id: z.int().positive().max(Number.MAX_SAFE_INTEGER) });
@@ -92,7 +93,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     handler: async ({ params, accountId }) => {
-      let deleted: boolean;
+      let deleted: { stoppedCampaignIds: number[] } | undefined;
       try {
         deleted = await repo.delete(accountId, params.id);
       } catch (err) {
@@ -100,6 +101,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
         throw new AppError('Failed to delete the assistant.', 500, 'DELETE_FAILED');
       }
       if (!deleted) throw notFound();
+      await stopRunningCampaigns(ctx, deleted.stoppedCampaignIds, 'assistant deleted');
       return { message: 'Assistant deleted successfully.' };
     },
   });

@@ -5,6 +5,7 @@ import type { PhoneNumber } from '../../store/repos/phone-numbers.ts';
 import { iso } from '../../store/json.ts';
 import { isE164 } from '../../util/phone.ts';
 import { ConflictError, NotFoundError } from '../../util/errors.ts';
+import { stopRunningCampaigns } from '../stop-campaigns.ts';
 
 /**
  * Phone numbers. Trunk numbers are created and removed with their SIP trunk; POST/DELETE here
@@ -68,7 +69,7 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
   api.route({
     method: 'DELETE',
     url: '/user/phone-numbers/:id',
-    summary: 'Delete a caller-ID number',
+    summary: 'Delete a caller-ID number (assistants using it lose it, campaigns in progress from it stop)',
     tags,
     params: idParams,
     async handler({ params, accountId }) {
@@ -77,10 +78,9 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
       if (number.type === 'sip_trunk') {
         throw new ConflictError('This number belongs to a SIP trunk; delete the SIP trunk instead.');
       }
-      if (await ctx.repos.campaigns.inProgressUsingNumber(accountId, number.id)) {
-        throw new ConflictError('This number is used by a campaign in progress; stop the campaign first.');
-      }
-      await ctx.repos.phoneNumbers.delete(accountId, number.id);
+      const deleted = await ctx.repos.phoneNumbers.delete(accountId, number.id);
+      if (!deleted) throw new NotFoundError('Phone number');
+      await stopRunningCampaigns(ctx, deleted.stoppedCampaignIds, 'phone number deleted');
       return { message: 'Phone number deleted successfully' };
     },
   });

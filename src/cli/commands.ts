@@ -91,6 +91,34 @@ function split(argv: string[]): { name: CommandName | undefined; words: string[]
   return { name: undefined, words, rest: argv.slice(words.length) };
 }
 
+/** The options of every command; an unknown one, or a value that looks like an option, is a usage error. */
+function parse(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        name: { type: 'string' },
+        balance: { type: 'string' },
+        account: { type: 'string' },
+        set: { type: 'string' },
+        add: { type: 'string' },
+        key: { type: 'string' },
+        rotate: { type: 'boolean' },
+        'overlap-hours': { type: 'string' },
+        assistant: { type: 'string' },
+        caller: { type: 'string' },
+        tape: { type: 'string' },
+        'stand-ins': { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown> {
   if (argv.length > 0 && (argv[0] === '--help' || argv[0] === '-h')) return new HelpText(USAGE);
   const { name, words, rest } = split(argv);
@@ -104,26 +132,7 @@ export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown
     if (!topic || topic === 'help') throw new UsageError(`no help for: ${rest.join(' ')}`);
     return new HelpText(commandHelp(topic));
   }
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      name: { type: 'string' },
-      balance: { type: 'string' },
-      account: { type: 'string' },
-      set: { type: 'string' },
-      add: { type: 'string' },
-      key: { type: 'string' },
-      rotate: { type: 'boolean' },
-      'overlap-hours': { type: 'string' },
-      assistant: { type: 'string' },
-      caller: { type: 'string' },
-      tape: { type: 'string' },
-      'stand-ins': { type: 'boolean' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+  const { values } = parse(rest);
   if (values.help) return new HelpText(commandHelp(name));
   // An option of another command is a mistake here, not something to ignore.
   const allowed = new Set<string>(COMMANDS[name].options.map((o) => o.flag));

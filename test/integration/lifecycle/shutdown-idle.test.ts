@@ -46,6 +46,9 @@ describe('SIGTERM on an idle engine', () => {
       // The delivery worker picks the pending event up at start and waits on the silent receiver.
       for (let i = 0; i < 100 && held === 0; i++) await new Promise((r) => setTimeout(r, 100));
       expect(held).toBe(1);
+      // serve names its data directory on stderr (the store was already there: no warning).
+      expect(engine.output).toContain(`switchboard: data directory ${dataDir}`);
+      expect(engine.output).not.toContain('warning: no store');
       // A keep-alive connection, left open after its answer.
       const status = await new Promise<number>((resolve, reject) => {
         http.get(`${engine.httpUrl}/healthz`, { agent }, (res) => {

@@ -1,7 +1,7 @@
 /**
  * CPU cost per 20 ms frame of the denoiser backends (src/audio/denoise.ts DenoiserBackend):
  * the spectral suppressor (the engine default) against RNNoise, and the caller-side audio
- * stages of one call together (spectral denoise + Silero VAD), against the issue's budget of
+ * stages of one call together (spectral denoise + Silero VAD), against the voice session's budget of
  * 0.6% of a core per call for VAD + denoiser + pipeline (0.12 ms CPU per 20 ms frame).
  * Run: node --import tsx bench/denoise.ts [seconds=20]
  *
@@ -73,7 +73,7 @@ async function cpuMsAsync(body: () => Promise<void>): Promise<number> {
   return (c.user + c.system) / 1000;
 }
 
-/** `budget`: the line is a whole caller side (VAD + denoiser), comparable with the issue's goal. */
+/** `budget`: the line is a whole caller side (VAD + denoiser), comparable with the CPU-per-call goal. */
 function report(label: string, msPerFrame: number, budget = false): void {
   const pct = (msPerFrame / 20) * 100;
   console.log(

@@ -1,5 +1,5 @@
 /**
- * CPU per call of pipeline calls (issue 4 goal: VAD + denoiser + pipeline under 0.6 % of a core),
+ * CPU per call of pipeline calls (the goal: VAD + denoiser + pipeline under 0.6 % of a core),
  * at the concurrency production runs them: `--calls` (100) calls up at once in the real engine
  * process (lib/voice-world.ts: engine child, provider stand-ins in their own process, loopback
  * SIP/RTP), so Silero batches across calls as it does in production.
@@ -21,7 +21,7 @@
  * many readings from one settle, across whatever phases the VM goes through. The settle covers
  * V8's warm-up: code that runs once per turn (the openai client, undici, SSE parsing, SQL) is
  * hot enough to be optimized only after many turns, and for the first minute or so V8's helper
- * threads keep compiling it for minutes. Measured (`--trace-opt`, 100 calls, session 20), TurboFan's
+ * threads keep compiling it for minutes. Measured (`--trace-opt`, 100 calls, docs/bench-history.md, 2026-11-28 07:06), TurboFan's
  * time a second: 66 ms 20–40 s after the start, 15 ms at 60–80 s (the default window: about 3 % of
  * the figure), 5 ms at 120–160 s, 2–3 ms at 160–200 s. That is a start-up cost of the process, not
  * of a call: `--settle 120` measures the steady state, `--settle 4` shows the warm-up.
@@ -32,7 +32,7 @@
  * pipeline share = pipeline − echo, per call: what the voice session adds on top of a call.
  *
  * Comparing two builds: this VM's speed drifts over minutes (up to 1.6× the CPU for the same
- * work: bench/RESULTS.md, session 12), more than most changes.
+ * work: docs/bench-history.md, 2026-11-27 08:04), more than most changes.
  * Run both at once instead, from two worktrees, each with half the calls and its own
  * `--rtp-port-min` (e.g. `--calls 50 --rtp-port-min 54000` and `--calls 50 --rtp-port-min 58000`):
  * the drift then hits both alike, and the pairs compare where single runs do not (bench/README.md).
@@ -105,7 +105,7 @@ function windowReading(a: Snapshot, b: Snapshot, callsUp: number): Record<string
     per_call_by_thread_pct_of_core: threads,
     stand_ins_pct_of_one_core: standIns,
     // Per call ÷ the stand-ins' CPU: a rough allowance for the VM's speed (it falls somewhat as
-    // the VM slows; bench/RESULTS.md, session 22).
+    // the VM slows; docs/bench-history.md, 2026-11-28 12:53).
     per_call_to_stand_ins: standIns ? Math.round((perCallAll / standIns) * 10_000) / 10_000 : undefined,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Engine-added latency per turn and barge-in of pipeline calls (issue 4: p50 < 20 ms and p99 <
+ * Engine-added latency per turn and barge-in of pipeline calls (goals: p50 < 20 ms and p99 <
  * 50 ms at 1 and at 100 concurrent calls; barge-in ≤ 20 ms), with the engine in its own process,
  * the providers in another (lib/voice-world.ts), and calls over loopback SIP and RTP.
  *

@@ -1,5 +1,5 @@
 /**
- * Realtime calls (multimodal, issue 6): engine-added latency from the model's first audio delta
+ * Realtime calls (multimodal): engine-added latency from the model's first audio delta
  * to the first RTP packet of it, and CPU per call, in μ-law pass-through and in 24 kHz PCM mode.
  *
  * This process is the engine: per call a real RtpSession (UDP on 127.0.0.1, PCMU 20 ms, the

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- <name> [options]]`: runs the benchmarks, each in its own process with a hard
  * time limit. With no name, runs calls, calls-vad, setup and vad-micro in turn (about 7 minutes).
- * See bench/README.md for what each measures and bench/RESULTS.md for the figures.
+ * See bench/README.md for what each measures and bench/RESULTS.md for the current figures (docs/bench-history.md for every reading).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -19,16 +19,17 @@ const BENCHES: Record<string, Bench> = {
   'calls-vad': { file: 'calls.ts', args: ['--vad'], limitS: 180, what: 'the same with a Silero VAD stream fed every inbound frame of every call' },
   setup: { file: 'setup-rate.ts', args: [], limitS: 180, what: 'call setup rate (INVITE → 200 → ACK → 1 s media → BYE), latency and failures' },
   'vad-micro': { file: 'vad.ts', args: [], limitS: 180, what: 'in-process CPU per 20 ms frame of Silero VAD and RNNoise (no sockets)' },
-  // Issue 4's benchmarks (their own files; see each file's header for options). Not in the default
+  // The voice-session benchmarks (their own files; see each file's header for options). Not in the default
   // run; `voice` runs the three in turn.
-  denoise: { file: 'denoise.ts', args: [], limitS: 600, what: '(issue 4) CPU per frame of the denoiser backends and VAD' },
-  'engine-cpu': { file: 'engine-cpu.ts', args: [], limitS: 600, what: '(issue 4) CPU per call of 100 pipeline calls (engine, stand-ins and phones in 3 processes)' },
-  'engine-latency': { file: 'engine-latency.ts', args: [], limitS: 600, what: '(issue 4) engine-added latency per turn at 1 and 100 calls, and barge-in, over SIP/RTP' },
+  denoise: { file: 'denoise.ts', args: [], limitS: 600, what: '(voice session) CPU per frame of the denoiser backends and VAD' },
+  'engine-cpu': { file: 'engine-cpu.ts', args: [], limitS: 600, what: '(voice session) CPU per call of 100 pipeline calls (engine, stand-ins and phones in 3 processes)' },
+  'engine-latency': { file: 'engine-latency.ts', args: [], limitS: 600, what: '(voice session) engine-added latency per turn at 1 and 100 calls, and barge-in, over SIP/RTP' },
   srtp: { file: 'srtp.ts', args: [], limitS: 600, what: 'SRTP: µs per packet per suite (C and node:crypto), engine CPU per call plain vs SRTP in one run' },
-  realtime: { file: 'realtime.ts', args: [], limitS: 600, what: '(issue 6) realtime calls: first model audio delta → first RTP packet, CPU per call; μ-law pass-through vs PCM' },
+  realtime: { file: 'realtime.ts', args: [], limitS: 600, what: 'realtime calls: first model audio delta → first RTP packet, CPU per call; μ-law pass-through vs PCM' },
+  tracing: { file: 'tracing-overhead.ts', args: [], limitS: 300, what: 'tracing hooks per call with tracing off (the default) against no hooks, and with tracing on for scale' },
 };
 const DEFAULT = ['calls', 'calls-vad', 'setup', 'vad-micro'];
-/** Named groups: `npm run bench -- voice` is issue 4's figures in one command (about 9 minutes). */
+/** Named groups: `npm run bench -- voice` is the voice-session figures in one command (about 9 minutes). */
 const GROUPS: Record<string, string[]> = { voice: ['engine-latency', 'engine-cpu', 'denoise'] };
 
 function usage(): void {
@@ -50,7 +51,7 @@ options (passed to the benchmark):
   engine-latency:   --levels 1,100  --turns 4  --turns-single 12  --barge 10  --ramp-cps 10  --llm-ms 0  --tts-ms 0  --json FILE  --cpu-prof DIR  --quiet-wait S
   engine-cpu:       --calls 100  --window 20  --settle 4  --phases pipeline,no-denoise,echo  --ramp-cps 10  --json FILE  --cpu-prof DIR  --quiet-wait S
   voice:            the options above go to engine-latency and engine-cpu alike (use --json only with one of them)
-  denoise, realtime, srtp: see the header of bench/<name>.ts`);
+  denoise, realtime, srtp, tracing: see the header of bench/<name>.ts`);
 }
 
 function run(name: string, extra: string[]): Promise<number> {

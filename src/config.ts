@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowList } from './net/outbound/cidr.ts';
+import { parseKeyValueList, tracesUrl, TRACES_SAMPLERS, type TracingConfig } from './telemetry/otel-env.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 /** An IP address or a DNS name (RFC 1123 labels); no scheme, port or path. */
@@ -15,7 +16,7 @@ const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
  * (src/sip/server.ts). 10 new calls a second per trunk is the top of the call-per-second tiers
  * carriers commonly sell per trunk, and 20 at once covers a cluster of calls (a campaign start, a
  * retry wave after a blip); a flood from one trunk then needs 18 s or more to fill its 200-call cap
- * instead of a fraction of a second, while the box sustains 100 setups a second (bench/RESULTS.md).
+ * instead of a fraction of a second, while the box sustains 100 setups a second (docs/bench-history.md).
  * The process-wide rate is off (0): the live-call cap and the event-loop delay already measure
  * what the box can take; a fixed global rate would sit either above that or below it.
  */
@@ -61,6 +62,15 @@ function defaultPublicHost6(sipHost: string, publicHost: string | undefined): st
   if (publicHost !== undefined && net.isIPv6(publicHost)) return undefined;
   return net.isIPv6(sipHost) && sipHost !== '::' ? sipHost : undefined;
 }
+
+/** `k=v,k=v` (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES); the message never echoes a value. */
+const keyValueList = z.string().superRefine((text, ctx) => {
+  try {
+    parseKeyValueList(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `must be key=value pairs separated by commas: ${(err as Error).message}` });
+  }
+});
 
 const schema = z
   .object({
@@ -108,6 +118,18 @@ const schema = z
     SWITCHBOARD_MAX_CALL_RATE: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRate),
     SWITCHBOARD_MAX_CALL_BURST: count.optional(),
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: cidrList.default(''),
+    // OpenTelemetry traces (src/telemetry, docs/TRACING.md): off unless an endpoint is set.
+    OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+    OTEL_EXPORTER_OTLP_HEADERS: keyValueList.default(''),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList.default(''),
+    OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
+    OTEL_SERVICE_NAME: z.string().min(1).default('switchboard'),
+    OTEL_RESOURCE_ATTRIBUTES: keyValueList.default(''),
+    OTEL_TRACES_SAMPLER: z.enum(TRACES_SAMPLERS as [string, ...string[]]).default('parentbased_always_on'),
+    OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+    OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
   })
   .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
     path: ['SIP_TLS_CERT'],
@@ -170,6 +192,8 @@ export interface Config {
   callHeartbeatMs: number;
   /** After a webhook secret rotation, how long the replaced secret still signs beside the new one (src/webhooks/secret-rotation.ts). */
   webhookSecretOverlapMs: number;
+  /** OpenTelemetry traces over OTLP/HTTP; `enabled` false (the default) loads nothing (src/telemetry). */
+  tracing?: TracingConfig;
 }
 
 /**
@@ -241,5 +265,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,
     webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
+    tracing: tracingConfig(e),
+  });
+}
+
+function tracingConfig(e: z.infer<typeof schema>): TracingConfig {
+  const url = tracesUrl(e.OTEL_EXPORTER_OTLP_ENDPOINT, e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  return Object.freeze({
+    enabled: url !== undefined && e.OTEL_SDK_DISABLED !== 'true',
+    ...(url !== undefined && { tracesUrl: url }),
+    // The traces-specific headers win over the general ones, as the OTLP exporter spec says.
+    headers: Object.freeze({ ...parseKeyValueList(e.OTEL_EXPORTER_OTLP_HEADERS), ...parseKeyValueList(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }),
+    serviceName: e.OTEL_SERVICE_NAME,
+    resourceAttributes: Object.freeze(parseKeyValueList(e.OTEL_RESOURCE_ATTRIBUTES)),
+    sampler: e.OTEL_TRACES_SAMPLER as TracingConfig['sampler'],
+    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
+    exportDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+    exportTimeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
   });
 }

@@ -8,6 +8,7 @@ import type { TrunkRegistry } from './sip/trunk-registry.ts';
 import type { CampaignRunner } from './campaigns/state.ts';
 import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
 import type { Outbound } from './net/outbound/index.ts';
+import type { ProviderMetrics } from './telemetry/provider-metrics.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -33,4 +34,6 @@ export interface AppContext {
    * `outboundOf(ctx)`). Tests set one to play DNS.
    */
   outbound?: Outbound;
+  /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
+  providerMetrics?: ProviderMetrics;
 }

@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from './config.ts';
 import { preferNativeSrtp } from './media/srtp/srtp-media.ts';
 import { openStore } from './store/db.ts';
 import { createRepos } from './store/index.ts';
 import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { logProviderStatus } from './providers/status.ts';
 import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
 import { applyHeapGrowing } from './util/gc-tuning.ts';
 import { useNativeDsp } from './audio/native-dsp.ts';
@@ -18,10 +20,13 @@ import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics, registerSipTcpMetrics } from './api/metrics.ts';
 import { registerRtpFilterMetric } from './media/media-metrics.ts';
+import { registerWebhookMetrics } from './webhooks/webhook-metrics.ts';
+import { createProviderMetrics } from './telemetry/provider-metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
+import { startTracing } from './telemetry/tracing.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -40,13 +45,20 @@ export interface Engine {
 }
 
 /** The composition root: config → store → repos → trunks → SIP/media → API. */
-export async function startEngine(config: Readonly<Config> = loadConfig()): Promise<Engine> {
-  const logger = createLogger(config.logLevel);
+export interface EngineOptions {
+  /** Where the JSON log lines go (default: stdout). */
+  logDestination?: DestinationStream;
+}
+
+export async function startEngine(config: Readonly<Config> = loadConfig(), opts: EngineOptions = {}): Promise<Engine> {
+  const logger = createLogger(config.logLevel, opts.logDestination);
   applyHeapGrowing(config.heapGrowingPercent);
   // The C DSP kernels (the denoiser's core) when built, unless SWITCHBOARD_DSP_NATIVE=0.
   useNativeDsp(config.dspNative);
   // Before the store opens: a bad SWITCHBOARD_CATALOG stops start-up with nothing to clean up.
   const catalog = Catalog.load(config);
+  // One line per kind of provider: which are usable, which miss a key (named, never shown).
+  logProviderStatus(logger, config, catalog);
   const store = openStore(config.dataDir);
   const clock = systemClock;
   const secrets = SecretBox.forDataDir(config.dataDir);
@@ -71,6 +83,12 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
   // One /metrics registry for the API, the call engine's per-turn latency histograms and the SIP edge's counters.
   const metrics = createMetrics();
+  // Before the chat services and call wiring build their providers: they are measured from the start.
+  ctx.providerMetrics = createProviderMetrics(metrics.registry);
+  // OpenTelemetry traces when an OTLP endpoint is set; nothing of the SDK is loaded otherwise.
+  // Before any provider is built: with tracing on, they are built with their span decorators.
+  const tracing = await startTracing(config.tracing);
+  if (tracing) logger.info({ tracesUrl: new URL(config.tracing!.tracesUrl!).origin }, 'exporting traces over OTLP/HTTP');
   // Built here (not only on first request) because calls share its agent and webhook delivery.
   const chat = chatServices(ctx);
   let calls: CallWiring;
@@ -93,6 +111,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     });
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   try {
@@ -110,10 +129,12 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
   } catch (err) {
     await calls.close();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
   registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
+  registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes });
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;
@@ -130,6 +151,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
     await app.close();
     await calls.close();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
   const addr = app.server.address() as AddressInfo;
@@ -175,6 +197,10 @@ export async function startEngine(config: Readonly<Config> = loadConfig()): Prom
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
         await store.close();
+        // Last: the spans of everything above are exported (bounded by the export timeout).
+        if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());
+        logger.info({ drainedMs: Math.round(clock.now() - plan.startMs) }, 'switchboard stopped');
+        await new Promise<void>((resolve) => logger.flush(() => resolve()));
       })();
       return closing;
     },

@@ -1,5 +1,5 @@
 /**
- * Shows what one event-loop stall does to the outbound RTP stream (RESULTS.md, problem 1): an
+ * Shows what one event-loop stall does to the outbound RTP stream (docs/bench-history.md, problem 1 of the 2026-11-21 21:07 telephony-core section): an
  * OutboundPath on a manual clock whose timer fires 200 ms late once. Prints each packet's send
  * time, RTP timestamp and their difference; before the stall the difference is 0, after it the
  * timestamps stay 160 ms behind real time for good, with no marker bit.

@@ -7,7 +7,7 @@
  * payload type and a plain 12-byte header. In JavaScript each one cost a Buffer, an address
  * object, an event, a parse, the source filter, the receiver statistics and the jitter buffer's
  * push, on objects gone cold since the call's last packet: about a seventh of the event loop at
- * 100 calls (bench/RESULTS.md, session 21).
+ * 100 calls (docs/bench-history.md, 2026-11-28 10:05).
  *
  * A call's inbound path (src/media/rtp-session-inbound.ts) attaches its socket here once its
  * source is locked (src/media/source-filter.ts; a lock that moves detaches first), with the jitter buffer and

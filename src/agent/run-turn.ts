@@ -1,5 +1,6 @@
 import type { LlmMessage, LlmRequest, LlmResult, LlmToolCall } from '../providers/llm/types.ts';
 import { ProviderError } from '../util/errors.ts';
+import { traceTool } from '../telemetry/tools.ts';
 import { isObject } from './json-schema.ts';
 import { buildSystemPrompt } from './prompt.ts';
 import { mergeVariables } from './template.ts';
@@ -109,7 +110,7 @@ async function runCall(tool: AgentTool | undefined, call: LlmToolCall, signal: A
   if (!tool) return { name: call.name, arguments: args, result: { error: `Unknown function ${call.name}.` } };
   if (parseError) return { name: call.name, arguments: args, result: { error: parseError } };
   try {
-    return { name: call.name, arguments: args, result: await tool.run(args, signal) };
+    return { name: call.name, arguments: args, result: await traceTool(call.name, () => tool.run(args, signal)) };
   } catch (err) {
     if (signal?.aborted) throw err;
     return { name: call.name, arguments: args, result: { error: `The function failed: ${(err as Error).message}` } };

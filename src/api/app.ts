@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { Api } from './route.ts';
 import { authHook } from './auth.ts';
 import { handleError } from './errors.ts';
 import { API_WINDOWS, MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { openApiDocument } from './openapi.ts';
+import { registerDocsRoutes } from './docs.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { registerRoutes } from './routes/index.ts';
 
@@ -51,6 +52,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   const app = Fastify({
     loggerInstance: ctx.logger.child({}, { serializers: { req: requestForLog } }) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // One line per request, written at completion by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
@@ -79,9 +82,20 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   });
   app.addHook('onRequest', authHook({ accountForKey: (k) => ctx.repos.accounts.accountForKey(k), limiter, clock: ctx.clock }));
   app.addHook('onResponse', async (request, reply) => {
-    metrics.httpDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) metrics.rateLimited.inc();
+    // The one line per request: the path without its query string (see requestForLog).
+    request.log.info(
+      {
+        method: request.method,
+        route,
+        path: pathOnly(request.url),
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        remoteAddress: request.ip,
+      },
+      'request',
     );
   });
 
@@ -93,8 +107,11 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
 
   await registerRoutes(api, ctx);
 
+  // Built on first request, once every route is registered; the routes never change after.
+  let document: ReturnType<typeof openApiDocument> | undefined;
   app.get(`${API_PREFIX}/openapi.json`, async () =>
-    openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` }),
+    (document ??= openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` })),
   );
+  registerDocsRoutes(app, API_PREFIX, ctx.config.publicUrl);
   return { app, api, metrics, served };
 }

@@ -13,7 +13,12 @@ export function createMetrics() {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  return { registry, httpDuration };
+  const rateLimited = new client.Counter({
+    name: 'switchboard_rate_limited_total',
+    help: 'REST requests refused with 429 by a rate limit (per API key, keyless chat per address, WhatsApp freeform)',
+    registers: [registry],
+  });
+  return { registry, httpDuration, rateLimited };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

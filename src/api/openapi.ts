@@ -1,26 +1,33 @@
 import { z } from 'zod';
-import type { Api } from './route.ts';
+import type { Api, Recorded } from './route.ts';
+import { errorAnswers } from './error-bodies.ts';
 
-function schemaOf(type: z.ZodType | undefined): Record<string, unknown> | undefined {
+function schemaOf(type: z.ZodType | undefined, io: 'input' | 'output' = 'input'): Record<string, unknown> | undefined {
   if (!type) return undefined;
   try {
-    return z.toJSONSchema(type, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  } catch {
+    const { $schema: _, ...schema } = z.toJSONSchema(type, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+    return schema;
+  } catch (err) {
+    // A request schema zod cannot render is documented as "anything"; an answer's schema must render.
+    if (io === 'output') throw err;
     return {};
   }
 }
 
-/** The success answer and the failures every route of its kind can give (bodies per the spec's Errors table). */
-function responses(r: Api['routes'][number]): Record<string, { description: string; content?: unknown }> {
-  const success = r.response
-    ? { description: 'Success', content: { 'application/json': { schema: z.toJSONSchema(r.response, { io: 'output', unrepresentable: 'any' }) } } }
-    : { description: 'Success' };
-  const out: Record<string, { description: string; content?: unknown }> = { [String(r.status)]: success };
-  if (r.body) out['400'] = { description: 'The body is not valid JSON' };
-  if (r.params) out['404'] = { description: 'Not found (another account’s resource looks the same)' };
-  if (r.body || r.params || r.query) out['422'] = { description: 'Validation failure: {message, errors: {field: [..]}}' };
-  if (r.auth === 'required') out['401'] = { description: 'Missing or invalid API key' };
-  if (r.auth !== 'none') out['429'] = { description: 'Rate limit exceeded: {message, retry_after}' };
+interface ResponseObject {
+  description: string;
+  content?: Record<string, { schema: Record<string, unknown> }>;
+}
+
+/** The success answer and every failure the route can give, each with its body schema. */
+function responses(r: Recorded): Record<string, ResponseObject> {
+  const success: ResponseObject = { description: 'Success' };
+  if (r.produces) success.content = { [r.produces]: { schema: r.produces.startsWith('audio/') ? { type: 'string', format: 'binary' } : { type: 'string' } } };
+  else if (r.response) success.content = { 'application/json': { schema: schemaOf(r.response, 'output')! } };
+  const out: Record<string, ResponseObject> = { [String(r.status)]: success };
+  for (const [status, e] of Object.entries(errorAnswers(r))) {
+    out[status] = { description: e.description, content: { 'application/json': { schema: schemaOf(e.schema, 'output')! } } };
+  }
   return out;
 }
 

@@ -39,10 +39,21 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.
   params?: P;
   /** Status of a success answer (default 200). */
   status?: number;
-  /** The success answer's body, for the OpenAPI document (the handler's return is not parsed by it). */
-  response?: z.ZodType;
   /** Body content type other than JSON (the Twilio webhook is form-encoded). */
   consumes?: string;
+  /**
+   * The success body as the handler builds it (documentation and the contract test; answers are
+   * not serialized through it). Absent only on routes that answer with another media type.
+   */
+  response?: z.ZodType;
+  /** Media type of a success answer that is not JSON (a WAV file, TwiML). */
+  produces?: string;
+  /**
+   * Error statuses this route answers with beyond those every route of its kind gives
+   * (openapi.ts: 401/429 by auth, 400/422 by input, 404 by path id, 500), each with when.
+   * The body is the route's error style; a description here also replaces a derived one.
+   */
+  errors?: Readonly<Record<number, string>>;
   /**
    * Runs once the request is authenticated, before its body is read or anything is validated:
    * what must count every request (a rate limit) goes here, so invalid ones count too.
@@ -51,18 +62,21 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.
   handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<unknown> | unknown;
 }
 
-interface Recorded {
+export interface Recorded {
   method: string;
   url: string;
   summary: string;
   tags: string[];
   auth: Auth;
+  errorStyle: ErrorStyle;
   status: number;
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
-  response?: z.ZodType;
   consumes?: string;
+  response?: z.ZodType;
+  produces?: string;
+  errors: Readonly<Record<number, string>>;
 }
 
 declare module 'fastify' {
@@ -99,12 +113,15 @@ export class Api {
       summary: def.summary,
       tags: def.tags ?? [],
       auth,
+      errorStyle: def.errorStyle ?? 'default',
       status,
       body: def.body,
       query: def.query,
       params: def.params,
-      response: def.response,
       consumes: def.consumes,
+      response: def.response,
+      produces: def.produces,
+      errors: def.errors ?? {},
     });
     this.app.route({
       method: def.method,

@@ -14,6 +14,7 @@ import { urlTargetRules } from './url-targets.ts';
 import { defaultOutbound, type OutboundPolicy } from '../net/outbound/index.ts';
 import { fromStored, toStored, type StoredTool } from './tools.ts';
 import { dropStaleReferences, replacementVoice } from './stale.ts';
+import type { AssistantStatus } from './status.ts';
 
 export interface AssistantDeps {
   catalog: Catalog;
@@ -150,13 +151,13 @@ export async function validateUpdate(
 }
 
 /** GET /user/assistant/{id}: every accepted field plus identity, status and timestamps. */
-export function recordView(deps: AssistantDeps, a: AssistantRecord): Record<string, unknown> {
+export function recordView(deps: AssistantDeps, a: AssistantRecord, status: AssistantStatus): Record<string, unknown> {
   return {
     id: a.id,
     uuid: a.uuid,
     ...a.config,
     tools: maskTools(deps, a.config.tools),
-    status: a.status,
+    status,
     inbound_webhook_enabled: a.inboundWebhookEnabled,
     created_at: iso(a.createdAt),
     updated_at: iso(a.updatedAt),
@@ -164,14 +165,14 @@ export function recordView(deps: AssistantDeps, a: AssistantRecord): Record<stri
 }
 
 /** An item of GET /user/assistants. */
-export function listItem(a: AssistantRecord): Record<string, unknown> {
+export function listItem(a: AssistantRecord, status: AssistantStatus): Record<string, unknown> {
   return {
     id: a.id,
     uuid: a.uuid,
     name: a.name,
     type: a.type,
     mode: a.mode,
-    status: a.status,
+    status,
     folder_id: a.folderId,
     phone_number_id: a.phoneNumberId,
     created_at: iso(a.createdAt),

@@ -72,7 +72,7 @@ const RESTART_BACKOFF_MS = 1_000;
  * Each frame settled goes on to the VAD, whose next batch starts in the turn after: with 64, a
  * hundred calls' frames (about 40 a batch) reach it in one slice and make one VAD batch, not two
  * (16 a slice made 80–90 VAD runs a second at 100 calls instead of 50; paired runs, 100 calls
- * each: 4–6 % less CPU per call, bench/RESULTS.md, session 14). The price: such a slice (the
+ * each: 4–6 % less CPU per call, docs/bench-history.md, 2026-11-27 13:43). The price: such a slice (the
  * frames' STT writes and VAD hand-overs) holds the loop 0.4 ms (p99 1.3 ms) at 100 calls, four
  * times the frames a slice of 16 held it for; packets leave from the RTP I/O thread, handed over
  * ahead of time, and do not move.

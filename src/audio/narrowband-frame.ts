@@ -5,7 +5,7 @@
  * upsampled at the codec edge. A pipeline call on such a line runs its denoiser, VAD and STT at
  * 8 kHz (src/call/cascade/listener.ts), so it would only decimate what the edge had just
  * upsampled: two half-band filters per frame, a tenth of the event-loop thread's work at 100 calls
- * (bench/RESULTS.md, session 8). A NarrowbandFrame carries the 8 kHz samples it was decoded to
+ * (docs/bench-history.md, 2026-11-26 22:10). A NarrowbandFrame carries the 8 kHz samples it was decoded to
  * (`narrow`) and makes the 16 kHz `samples` only when they are first read (a recording, an echo,
  * a realtime model that takes PCM): then exactly what the edge's streaming resampler would have
  * made, since it keeps the 8 kHz samples before it (its predecessor's array) for the filter's

@@ -5,8 +5,8 @@
  * of the TypeScript core's time per frame (bench/denoise.ts). A kernel is a port of its
  * TypeScript, operation for operation: tables and constants are handed over from TypeScript, no
  * libm function is evaluated in C, and sums run in the same order, so the output is the same, bit
- * for bit (test/unit/denoise/native-core.test.ts). What it saves is CPU (bench/RESULTS.md,
- * session 15).
+ * for bit (test/unit/denoise/native-core.test.ts). What it saves is CPU (docs/bench-history.md,
+ * 2026-11-27 16:46).
  * (The resampler's hot loops were ported too and measured: V8 runs them within 3–30 % of C, most
  * of a frame's cost being around the loop, so they stay TypeScript.)
  *

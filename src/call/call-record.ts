@@ -67,7 +67,7 @@ export function qualityOf(s: RtpSessionStats): Record<string, unknown> {
     dtmf_received: s.dtmfReceived,
     dtmf_sent: s.dtmfSent,
     // Only on SRTP calls: the suite, and what failed authentication or was replayed (dropped).
-    ...(s.srtp ? { srtp: s.srtp, srtp_auth_failed: s.srtpAuthFailed ?? 0, srtp_replayed: s.srtpReplayed ?? 0 } : {}),
+    ...(s.srtp ? { srtp: s.srtp, srtp_auth_failed: s.srtpAuthFailed ?? 0, srtcp_auth_failed: s.srtcpAuthFailed ?? 0, srtp_replayed: s.srtpReplayed ?? 0 } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
  * from admission (still ringing) so two simultaneous INVITEs cannot both squeeze under a cap.
  */
 import type { CallSession, EndCause } from './call-session.ts';
+import type { CallMetrics } from '../telemetry/call-metrics.ts';
 
 export class CallRegistry {
   private readonly calls = new Map<string, CallSession>();
@@ -12,6 +13,9 @@ export class CallRegistry {
   private draining = false;
   /** RTP datagrams the media lock dropped on calls no longer here. */
   private endedFiltered = 0;
+
+  /** `metrics`: live and ended calls on /metrics (src/telemetry/call-metrics.ts). */
+  constructor(private readonly metrics?: CallMetrics) {}
 
   get size(): number {
     return this.calls.size;
@@ -51,6 +55,7 @@ export class CallRegistry {
     this.calls.set(session.uuid, session);
     bump(this.byAccount, session.accountId, 1);
     bump(this.byTrunk, session.trunkKey, 1);
+    this.metrics?.track(session);
     session.once('ended', () => this.remove(session));
     // `ended` is emitted after the record is written; if it never listens (closed before add),
     // the done promise still frees the slot.

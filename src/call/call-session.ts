@@ -18,7 +18,9 @@ import type { SdpSession } from '../media/sdp-write.ts';
 import { SdpNegotiationError } from '../media/sdp.ts';
 import type { Dialog, DialogEndReason, IncomingReinvite } from '../sip/dialog.ts';
 import type { Clock, Timer } from '../util/clock.ts';
-import type { CallRecorder } from './call-record.ts';
+import { statusFor, type CallRecorder } from './call-record.ts';
+import { callCostMicros } from './post-call/billing.ts';
+import { toDollars } from '../util/money.ts';
 import { sendDtmfInfo } from './dtmf-info-sender.ts';
 
 export type CallDirection = 'inbound' | 'outbound';
@@ -38,12 +40,41 @@ export type EndCause =
   | 'declined'
   | 'invalid-number'
   | 'failed'
+  /** A call placed to an IPv6 carrier with no SIP_PUBLIC_HOST6 to name in its SDP and Contact. */
+  | 'no-public-ipv6'
   | 'shutdown'
   | 'error';
 
+/** What ran the call: the assistant's mode, the diagnostics numbers, or nothing (no assistant). */
+export type CallMode = 'pipeline' | 'multimodal' | 'dualplex' | 'diagnostic' | 'none';
+
+/** How a call ended, for the logs and /metrics (src/telemetry/call-metrics.ts). */
+export interface CallEnd {
+  cause: EndCause;
+  /** The record's final status (statusFor: completed, failed, no-answer, busy, canceled, ...). */
+  status: string;
+  answered: boolean;
+  /** From the INVITE (received or sent) to the answer; undefined when never answered. */
+  setupMs: number | undefined;
+  /** From the answer to the end; 0 when never answered. */
+  durationMs: number;
+  /** The media's figures at the end, when the call was answered. */
+  stats: RtpSessionStats | undefined;
+}
+
+/** Who and where, for the call's `call started` log line. */
+export interface CallFacts {
+  from: string;
+  to: string;
+  /** The sip_trunks id. */
+  trunk: number | string | null;
+  /** The far end's signalling address (inbound: the INVITE's source; outbound: the trunk). */
+  remote: string;
+}
+
 export interface CallSessionEvents {
   answered: () => void;
-  ended: (info: { cause: EndCause }) => void;
+  ended: (info: CallEnd) => void;
   dtmf: (event: { digit: string; durationMs: number }) => void;
   /** Hold/unhold or codec change took effect. */
   mediaUpdated: (media: NegotiatedMedia) => void;
@@ -63,6 +94,11 @@ export interface CallSessionInit {
   recorder: CallRecorder;
   /** Hard limit from answer to BYE. */
   maxDurationMs: number;
+  /** The metrics' `mode` label and the logs' (default 'none'). */
+  mode?: CallMode;
+  facts?: CallFacts;
+  /** When the INVITE arrived (clock.monotonic()); default: when the session was made. */
+  inviteAtMs?: number;
 }
 
 export class CallSession extends EventEmitter<CallSessionEvents> {
@@ -73,6 +109,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly trunkKey: string;
   readonly assistantId: number | undefined;
   readonly media: RtpSession;
+  readonly mode: CallMode;
+  /** Every line about this call carries its uuid (`call`): log through this or a child of it. */
+  readonly log: Logger;
   state: CallState = 'ringing';
   endCause: EndCause | undefined;
   /** Stops the ringing leg (reject/CANCEL); set by the flow that created the session. */
@@ -92,6 +131,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private resolveDone!: (v: { cause: EndCause }) => void;
   private readonly init: CallSessionInit;
   private readonly dtmfLog: Array<{ digit: string; durationMs: number; atMs: number }> = [];
+  private readonly inviteAtMs: number;
+  private answeredAtMs: number | undefined;
 
   constructor(init: CallSessionInit) {
     super();
@@ -103,19 +144,32 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.trunkKey = init.trunkKey;
     this.assistantId = init.assistantId;
     this.media = init.media;
+    this.mode = init.mode ?? 'none';
+    this.log = init.logger.child({ call: init.uuid });
+    this.inviteAtMs = init.inviteAtMs ?? init.clock.monotonic();
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    const facts = init.facts;
+    this.log.info(
+      {
+        direction: init.direction,
+        ...(facts ? { from: facts.from, to: facts.to, trunk: facts.trunk, remote: facts.remote } : { trunk: init.trunkKey }),
+        assistant: init.assistantId ?? null,
+        mode: this.mode,
+      },
+      'call started',
+    );
     // Media events are lifecycle only; audio stays on the iterables.
     this.media.on('dtmf', (e) => {
       this.dtmfLog.push({ ...e, atMs: init.clock.now() });
       this.emit('dtmf', e);
     });
     this.media.on('rtpTimeout', ({ silentMs }) => {
-      init.logger.info({ call: this.uuid, silentMs }, 'no RTP from the far end: hanging up');
+      this.log.info({ silentMs }, 'no RTP from the far end: hanging up');
       void this.close('rtp-timeout');
     });
-    this.media.on('error', (err) => init.logger.warn({ call: this.uuid, err: err.message }, 'media error'));
+    this.media.on('error', (err) => this.log.warn({ err: err.message }, 'media error'));
     this.media.on('failed', (err) => {
-      init.logger.error({ call: this.uuid, err: err.message }, 'media failed: ending the call');
+      this.log.error({ err: err.message }, 'media failed: ending the call');
       void this.close('error');
     });
   }
@@ -169,6 +223,16 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     dialog.on('reinvite', (inc) => this.onReinvite(inc));
     this.maxTimer = this.init.clock.setTimeout(() => void this.close('max-duration'), this.init.maxDurationMs);
     this.write(() => this.init.recorder.answered(this.recordId, negotiated.codec.name));
+    this.answeredAtMs = this.init.clock.monotonic();
+    this.log.info(
+      {
+        codec: negotiated.codec.name,
+        media: `${negotiated.remote.address}:${negotiated.remote.port}`,
+        srtp: negotiated.srtp !== undefined,
+        setupMs: Math.round(this.answeredAtMs - this.inviteAtMs),
+      },
+      'call answered',
+    );
     this.emit('answered');
   }
 
@@ -180,7 +244,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   /** Record writes in order; a failed one is logged, never thrown at the call. */
   private write(fn: () => Promise<void>): void {
     this.answerWrite = this.answerWrite.then(fn).catch((err: unknown) => {
-      this.init.logger.error({ call: this.uuid, err: (err as Error).message }, 'could not update the call record');
+      this.log.error({ err: (err as Error).message }, 'could not update the call record');
     });
   }
 
@@ -215,14 +279,34 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (dialog && !dialog.isEnded) this.byeSent = dialog.bye();
     dialog?.removeAllListeners();
     const stats = wasActive ? this.media.stats() : undefined;
+    const endedAtMs = this.init.clock.monotonic();
     await this.media.close(cause);
     await this.answerWrite;
     try {
       await this.init.recorder.ended(this.recordId, { answered: wasActive, cause, stats, dtmf: this.dtmfLog });
     } catch (err) {
-      this.init.logger.error({ call: this.uuid, err: (err as Error).message }, 'could not write the call record');
+      this.log.error({ err: (err as Error).message }, 'could not write the call record');
     }
-    this.emit('ended', { cause });
+    const end: CallEnd = {
+      cause,
+      status: statusFor({ answered: wasActive, cause }),
+      answered: wasActive,
+      setupMs: this.answeredAtMs === undefined ? undefined : this.answeredAtMs - this.inviteAtMs,
+      durationMs: this.answeredAtMs === undefined ? 0 : Math.max(0, endedAtMs - this.answeredAtMs),
+      stats,
+    };
+    this.log.info(
+      {
+        cause,
+        status: end.status,
+        durationS: Math.round(end.durationMs) / 1000,
+        // The price list's charge for this length (post-call billing books it in the ledger).
+        costUsd: toDollars(wasActive ? callCostMicros(0, end.durationMs) : 0),
+        ...(stats ? { codec: stats.codec, packetsReceived: stats.packetsReceived, packetsLost: stats.lost, jitterMs: Math.round(stats.jitterMs * 10) / 10 } : {}),
+      },
+      'call ended',
+    );
+    this.emit('ended', end);
     this.removeAllListeners();
     this.resolveDone({ cause });
   }

@@ -12,10 +12,12 @@ import type { OutboundAudio } from '../media/media-types.ts';
 import type { SpeechProviders } from '../providers/registry.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { Clock } from '../util/clock.ts';
+import { callLogger } from './cascade/deps.ts';
 import { runCascade, type CascadeDeps, type CascadeMetrics, type CascadeResult, type EngineLogger } from './cascade/index.ts';
 import type { TurnVoice } from './cascade/spoken-turn.ts';
 import type { CallSession } from './call-session.ts';
 import { recordingPath, type RecordingSink } from './recorder.ts';
+import { currentCallTrace } from '../telemetry/call-trace.ts';
 
 export interface DtmfEvent {
   digit: string;
@@ -110,9 +112,10 @@ export async function startEngine(
   // control (src/call/control) the engine gets the conductor's view of the session instead,
   // which can end without a BYE (transfer, assistant swap), and the call's voice tools.
   const media: CallMedia = control?.media ?? session;
+  const trace = currentCallTrace();
   const deps: CascadeDeps = {
     clock: ctx.clock,
-    logger: ctx.logger,
+    logger: callLogger(ctx.logger, session.uuid),
     agent: ctx.agent,
     ...resolveSpeech(assistant, ctx),
     vad: ctx.vad,
@@ -123,6 +126,7 @@ export async function startEngine(
     ...(control?.voiceTools ? { voiceTools: control.voiceTools } : {}),
     ...(control?.history ? { history: control.history } : {}),
     ...(control?.onHistory ? { onHistory: control.onHistory } : {}),
+    ...(trace ? { trace } : {}),
     // A call-level recording (the call runner's, across assistant swaps) is saved by its owner.
     ...(control?.recording
       ? { recording: control.recording }

@@ -23,6 +23,11 @@ import { runDiagnostics } from './diagnostics-engine.ts';
 import { admit, routeInvite, type DiagnosticMode } from './inbound-router.ts';
 import { toE164, userOf } from './numbers.ts';
 
+/** `address:port`, an IPv6 address in brackets. */
+export function hostPort(address: string, port: number): string {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
 export interface InboundGate {
   /** Inbound ids of trunks that trust `ip` (allow-list or registrar address). */
   trusting(ip: string): Set<string>;
@@ -39,6 +44,7 @@ export interface InboundGate {
 const reasonHeader = (value: string): SipHeader => ({ name: 'reason', value });
 
 export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incoming: IncomingInvite): Promise<void> {
+  const inviteAtMs = env.clock.monotonic();
   const req = incoming.request;
   const ip = incoming.source.address;
   if (env.registry.isDraining) {
@@ -77,10 +83,16 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
     ]);
     return;
   }
-  await admitAndAnswer(env, incoming, trunk, decision.diagnostic);
+  await admitAndAnswer(env, incoming, trunk, decision.diagnostic, inviteAtMs);
 }
 
-async function admitAndAnswer(env: CallEnv, incoming: IncomingInvite, trunk: ProvisionedTrunk, diagnostic: DiagnosticMode | undefined): Promise<void> {
+async function admitAndAnswer(
+  env: CallEnv,
+  incoming: IncomingInvite,
+  trunk: ProvisionedTrunk,
+  diagnostic: DiagnosticMode | undefined,
+  inviteAtMs: number,
+): Promise<void> {
   const spec = trunk.spec;
   const phone = diagnostic ? undefined : await env.repos.phoneNumbers.find(spec.accountId, spec.phoneNumber, 'sip_trunk');
   const assistant = phone ? await env.repos.assistants.findInboundByPhoneNumber(phone.id) : undefined;
@@ -127,6 +139,14 @@ async function admitAndAnswer(env: CallEnv, incoming: IncomingInvite, trunk: Pro
     logger: env.logger,
     recorder: env.recorder,
     maxDurationMs: maxDurationMs(env, assistant),
+    mode: diagnostic ? 'diagnostic' : (assistant?.mode ?? 'none'),
+    facts: {
+      from: base.fromNumber,
+      to: base.toNumber,
+      trunk: spec.id ?? trunk.inboundTrunkId,
+      remote: `${incoming.source.transport}:${hostPort(incoming.source.address, incoming.source.port)}`,
+    },
+    inviteAtMs,
   });
   env.registry.add(session);
   session.cancelPending = (cause: EndCause) => {
@@ -170,7 +190,7 @@ async function answer(
     const ports = await session.media.allocate();
     local = { address: ports.address, port: ports.rtpPort, singleCodecAnswer: true, srtp };
   } catch (err) {
-    env.logger.warn({ err: (err as Error).message }, 'no RTP ports for an inbound call');
+    session.log.warn({ err: (err as Error).message }, 'no RTP ports for an inbound call');
     if (session.state === 'ringing') {
       incoming.reject(503, 'Service Unavailable');
       await session.close('error');
@@ -208,7 +228,7 @@ async function runEngine(env: CallEnv, session: CallSession, assistant: Assistan
     else return; // no engine yet: the call stays up until hang-up or max_duration
     if (session.state === 'active' && !diagnostic) await session.close('local-hangup');
   } catch (err) {
-    env.logger.error({ call: session.uuid, err: (err as Error).message }, 'call engine failed');
+    session.log.error({ err: (err as Error).message }, 'call engine failed');
     await session.close('error');
   }
 }

@@ -7,7 +7,7 @@
  * `place()` returns as soon as the record exists (status `queued`); the INVITE runs in the
  * background, owned by the dialer so close() can wait for it.
  */
-import { createOffer, processAnswer, type LocalMedia } from '../media/sdp-negotiate.ts';
+import { processAnswer, type LocalMedia } from '../media/sdp-negotiate.ts';
 import { createSdpSession } from '../media/sdp-write.ts';
 import type { Dialog } from '../sip/dialog.ts';
 import { trunkUri, uriHostWithoutPort, type ProvisionedTrunk } from '../sip/trunk-registry.ts';
@@ -22,6 +22,7 @@ import { causeForSipStatus } from './call-record.ts';
 import { maxDurationMs, mediaOptionsOf, type CallEnv } from './call-env.ts';
 import { CallSession, type CallState } from './call-session.ts';
 import { formatForTrunk } from './numbers.ts';
+import { OutboundOffers } from './outbound-offer.ts';
 
 export interface PlaceCallInput {
   accountId: number;
@@ -85,10 +86,12 @@ export class OutboundDialer implements OutboundCallPlacer {
       logger: env.logger,
       recorder: env.recorder,
       maxDurationMs: maxDurationMs(env, input.assistant),
+      mode: input.assistant.mode,
+      facts: { from: spec.phoneNumber, to: input.to, trunk: spec.id ?? input.trunk.inboundTrunkId, remote: `${spec.transport ?? 'udp'}:${spec.address}` },
     });
     env.registry.add(session);
     const work = this.dial(session, input).catch(async (err: unknown) => {
-      env.logger.error({ call: session.uuid, err: (err as Error).message }, 'outbound call failed');
+      session.log.error({ err: (err as Error).message }, 'outbound call failed');
       await session.close('error');
     });
     this.pending.add(work);
@@ -104,18 +107,18 @@ export class OutboundDialer implements OutboundCallPlacer {
       const ports = await session.media.allocate();
       local = { address: ports.address, port: ports.rtpPort, srtp: spec.srtp ?? 'off' };
     } catch (err) {
-      env.logger.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
+      session.log.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
       await session.close('failed');
       return;
     }
     if (session.state !== 'ringing') return;
-    const offer = createOffer(local, createSdpSession(String(Date.now())));
+    const offers = new OutboundOffers(local, createSdpSession(String(Date.now())));
     const target = trunkUri(spec, formatForTrunk(input.to, spec.callingFormat, spec.countryCode));
     const from = formatForTrunk(spec.phoneNumber, spec.callingFormat, spec.countryCode);
     // From carries the trunk's number (carriers check it); the UA's own identity stays as is.
     const scoped = Object.create(this.ua) as UserAgent;
     scoped.localUri = () => `<sip:${from}@${uriHostWithoutPort(spec.address)}>`;
-    const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password) });
+    const invite = new OutgoingInvite(scoped, target, offers.offerFor, { credentials: digestCredentials(spec.username, spec.password) });
     invite.on('progress', (res) => {
       if (res.status >= 180) session.markRinging();
     });
@@ -133,6 +136,11 @@ export class OutboundDialer implements OutboundCallPlacer {
       dialog = await invite.result;
     } catch (err) {
       const status = err instanceof InviteFailedError ? err.status : 500;
+      if (err instanceof InviteFailedError && err.code === 'no-public-ipv6') {
+        env.logger.error({ call: session.uuid, sipTrunkId: spec.id, target }, `outbound call failed: ${err.reason}`);
+        await session.close('no-public-ipv6');
+        return;
+      }
       await session.close(noAnswer ? 'no-answer' : causeForSipStatus(status));
       return;
     } finally {
@@ -142,22 +150,25 @@ export class OutboundDialer implements OutboundCallPlacer {
       void dialog.bye();
       return;
     }
+    // The offer (and so the address) the answered INVITE carried.
+    const sent = offers.sent(invite.advertised ?? local.address);
+    session.media.advertise(sent.local.address);
     let negotiated;
     try {
-      negotiated = processAnswer(dialog.remoteSdp ?? '', offer.offered);
+      negotiated = processAnswer(dialog.remoteSdp ?? '', sent.offer.offered);
     } catch {
       // The far end answered with SDP we cannot use: hang the dialog up and fail the call.
       void dialog.bye();
       await session.close('failed');
       return;
     }
-    session.answered(dialog, negotiated, local, offer.session);
+    session.answered(dialog, negotiated, sent.local, sent.offer.session);
     if (!env.engine) return; // no engine yet: the call stays up until hang-up or max_duration
     try {
       await env.engine(session, input.assistant, input.variables);
       if ((session.state as CallState) === 'active') await session.close('local-hangup');
     } catch (err) {
-      env.logger.error({ call: session.uuid, err: (err as Error).message }, 'call engine failed');
+      session.log.error({ err: (err as Error).message }, 'call engine failed');
       await session.close('error');
     }
   }

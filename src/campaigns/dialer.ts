@@ -3,7 +3,7 @@
  * injected `placeCall`, at most `max_concurrent_calls` at a time, only inside `calling_hours`
  * (the assistant's time zone by default), while the balance covers a minute of calling.
  *
- * Rules (the README's "Campaign dialer" section repeats them):
+ * Rules (docs/CALLS.md, "Call tools, voicemail, campaigns", repeats them):
  * - Never twice by accident: a lead is claimed (pending → calling, attempts + 1, an attempt id in
  *   `last_outcome` as `calling:<id>`) in one conditional UPDATE before its call is placed, and an
  *   outcome is written only while the lead still carries that attempt id.

@@ -10,6 +10,7 @@ import { AppError, NotFoundError } from '../util/errors.ts';
 import { historyView, turnHistory } from './history.ts';
 import { WIDGET_MESSAGE_PRICE_MICROS } from '../billing/prices.ts';
 import { textBuiltinTools } from './text-tools.ts';
+import { assertChatModelConfigured, describeChatFailure } from './provider-failure.ts';
 
 export const TOP_UP_MESSAGE = 'Insufficient balance. Please top up your account to continue.';
 const DEFAULT_INACTIVITY_MINUTES = 30;
@@ -83,9 +84,10 @@ export class ConversationService {
     if (price > 0 && !ledger.covers(conv.accountId, price)) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     let turn: TurnResult;
     try {
+      assertChatModelConfigured(this.ctx, assistant);
       turn = await this.runTurn(conv, assistant, message);
     } catch (err) {
-      throw new AppError(`Failed to process message: ${(err as Error).message}`, 400, 'PROCESSING_FAILED');
+      throw new AppError(`Failed to process message: ${describeChatFailure(this.ctx, err)}`, 400, 'PROCESSING_FAILED');
     }
     const stored = this.storeTurn(conv, assistant, message, turn, price > 0 ? { micros: price, reason: 'widget message' } : undefined);
     if (!stored) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');

@@ -3,6 +3,7 @@ import type { TurnResult } from '../agent/types.ts';
 import { AppError, NotFoundError } from '../util/errors.ts';
 import { inactivityMs, type ConversationService } from './conversation-service.ts';
 import { GENERATE_REPLY_PRICE_MICROS } from '../billing/prices.ts';
+import { assertChatModelConfigured, describeChatFailure, ProviderNotConfiguredError } from './provider-failure.ts';
 
 export interface GenerateReplyInput {
   assistant_id: number;
@@ -44,9 +45,12 @@ export async function generateReply(ctx: AppContext, conversations: Conversation
   if (!ctx.repos.ledger.covers(accountId, GENERATE_REPLY_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
   let turn: TurnResult;
   try {
+    assertChatModelConfigured(ctx, assistant);
     turn = await conversations.runTurn(conv, assistant, input.message);
   } catch (err) {
-    throw new AppError(`Failed to generate reply: ${(err as Error).message}`, 502, 'PROVIDER_FAILED', true);
+    const message = `Failed to generate reply: ${describeChatFailure(ctx, err)}`;
+    if (err instanceof ProviderNotConfiguredError) throw new AppError(message, err.status, err.code);
+    throw new AppError(message, 502, 'PROVIDER_FAILED', true);
   }
   const charged = conversations.storeTurn(conv, assistant, input.message, turn, { micros: GENERATE_REPLY_PRICE_MICROS, reason: 'generate-reply' });
   if (!charged) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');

@@ -39,7 +39,7 @@ export function chatServices(ctx: AppContext): ChatServices {
 }
 
 function buildChatServices(ctx: AppContext): ChatServices {
-  const llm = createLlmRegistry(ctx.config);
+  const llm = createLlmRegistry(ctx.config, ctx.providerMetrics);
   const agent = new Agent(agentDeps(ctx, llm));
   const delivery = new DeliveryWorker({
     outbox: ctx.repos.outbox,

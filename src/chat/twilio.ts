@@ -1,5 +1,16 @@
 import crypto from 'node:crypto';
 import { ProviderError } from '../util/errors.ts';
+import { httpFailureText, networkFailureText, originOf, scrub } from '../providers/describe-error.ts';
+
+/**
+ * Twilio's answer in one line: its 401 is the sender's account SID and auth token (ours to name,
+ * its text left out); other statuses carry Twilio's message, the token blanked.
+ */
+function twilioFailureText(status: number, message: unknown, authToken: string): string {
+  if (status === 401) return "401 authentication failed (check the WhatsApp sender's account_sid and auth_token)";
+  if (status >= 200 && status < 300) return `${status} answer without a message SID`;
+  return httpFailureText(status, typeof message === 'string' ? scrub(message, [authToken]) : undefined);
+}
 
 /**
  * Twilio's request signature: base64 HMAC-SHA1 keyed with the auth token over the full URL
@@ -58,7 +69,10 @@ export class TwilioClient {
       });
       text = await res.text();
     } catch (err) {
-      throw new ProviderError(`WhatsApp provider unreachable: ${(err as Error).message}`, 'twilio');
+      const cause = networkFailureText(err, this.baseUrl) ?? (timeout.aborted ? `no answer within ${this.timeoutMs} ms (${originOf(this.baseUrl)})` : `unreachable: ${scrub((err as Error).message, [msg.authToken])}`);
+      const e = new ProviderError(`Twilio: ${cause}`, 'twilio');
+      (e as { cause?: unknown }).cause = err;
+      throw e;
     }
     let body: { sid?: unknown; status?: unknown; message?: unknown } = {};
     try {
@@ -67,8 +81,7 @@ export class TwilioClient {
       // Error pages are not JSON; the status code says enough.
     }
     if (!res.ok || typeof body.sid !== 'string') {
-      const detail = typeof body.message === 'string' ? `: ${body.message}` : '';
-      throw new ProviderError(`WhatsApp provider answered HTTP ${res.status}${detail}`, 'twilio', res.status >= 500);
+      throw new ProviderError(`Twilio: ${twilioFailureText(res.status, body.message, msg.authToken)}`, 'twilio', res.status >= 500);
     }
     return { sid: body.sid, status: typeof body.status === 'string' ? body.status : 'queued' };
   }

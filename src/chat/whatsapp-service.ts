@@ -9,6 +9,8 @@ import { inactivityMs, type ConversationService } from './conversation-service.t
 import { WHATSAPP_FREEFORM_PRICE_MICROS } from '../billing/prices.ts';
 import type { TwilioClient } from './twilio.ts';
 import { isE164, sessionStatus } from './whatsapp-session.ts';
+import type { TurnResult } from '../agent/types.ts';
+import { assertChatModelConfigured, describeChatFailure } from './provider-failure.ts';
 
 const DEFAULT_INACTIVITY_MS = 30 * 60_000;
 const BALANCE_MESSAGE = 'Insufficient balance. Please top up your account to send WhatsApp messages.';
@@ -98,7 +100,10 @@ export class WhatsAppService {
   }
 
   private track(p: Promise<void>): void {
-    const task = p.catch((err: unknown) => this.ctx.logger.error({ err }, 'whatsapp AI reply failed'));
+    const task = p.catch((err: unknown) => {
+      const cause = err instanceof Error ? err.message : String(err);
+      this.ctx.logger.error({ cause }, `whatsapp AI reply failed: ${cause}`);
+    });
     this.tasks.add(task);
     void task.finally(() => this.tasks.delete(task));
   }
@@ -110,7 +115,16 @@ export class WhatsAppService {
       this.ctx.logger.warn({ conversationId }, 'no AI reply on WhatsApp: balance too low');
       return;
     }
-    const turn = await this.conversations.runTurn(conv, assistant, null);
+    let turn: TurnResult;
+    try {
+      assertChatModelConfigured(this.ctx, assistant);
+      turn = await this.conversations.runTurn(conv, assistant, null);
+    } catch (err) {
+      // No HTTP answer is waiting (Twilio's webhook was answered already): the log says why.
+      const cause = describeChatFailure(this.ctx, err);
+      this.ctx.logger.error({ conversationId, senderId: sender.id, assistantId: assistant.id, cause }, `whatsapp AI reply failed: ${cause}`);
+      return;
+    }
     // A human may have taken over while the model was thinking.
     const now = await this.ctx.repos.conversations.getById(conversationId);
     if (!now?.aiEnabled || turn.reply.trim() === '') return;

@@ -12,7 +12,7 @@
  * thread, draining the RTP ring, the RTP I/O thread's own wake-up for the pass's packets, caches
  * gone cold since the last pass), and a call's work costs less in a fuller pass. Four phases
  * (5 ms apart) cost about 3 % more CPU per pipeline call at 100 calls than two; one phase about
- * 2 % less than two, but then a pass holds every call (bench/RESULTS.md, session 18).
+ * 2 % less than two, but then a pass holds every call (docs/bench-history.md, 2026-11-28 01:44).
  *
  * Within a pass, members that send (`first`: each session's outbound loop) are served before the
  * others (inbound playout: decoding, resampling, handing frames to VAD and STT), so a call's packet

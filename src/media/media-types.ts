@@ -135,6 +135,8 @@ export interface RtpSessionStats {
   srtp?: string;
   /** SRTP/SRTCP packets dropped because they failed authentication (forged, corrupted, wrong key). */
   srtpAuthFailed?: number;
+  /** Of srtpAuthFailed, the SRTCP ones. */
+  srtcpAuthFailed?: number;
   /** SRTP/SRTCP packets dropped as replays (or too old for the 64-packet window). */
   srtpReplayed?: number;
 }

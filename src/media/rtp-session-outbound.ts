@@ -86,7 +86,7 @@ export interface OutboundPacket {
  * it. One media-clock phase (10 ms at 20 ms ptime, media-phases.ts): the packets of one pass are
  * due when the next pass runs, so the I/O thread's wake-up that sends them also reads the sockets
  * for that pass, one wake-up per pass rather than two (half a phase, 5 ms, cost about 1.5 % more
- * CPU per pipeline call at 100 calls: bench/RESULTS.md, session 19). A talkspurt's first packet
+ * CPU per pipeline call at 100 calls: docs/bench-history.md, 2026-11-28 04:43). A talkspurt's first packet
  * still goes at once (startTalkspurtNow), so a reply is heard no later; the packets after it keep
  * 10 ms of one-way delay, and the far end sees the second up to 10 ms behind the first's pace
  * (5 ms with half a phase), well inside any jitter buffer. In-thread I/O sends at once and

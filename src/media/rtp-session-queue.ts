@@ -10,7 +10,7 @@
  *   media clock's playout), with nothing allocated. The reader pauses the pipe while it works on
  *   an item and resumes it when done; meanwhile items queue (oldest dropped) exactly as they do
  *   for a slow `for await` reader. At 50 frames a second per call, the difference is a visible
- *   share of all the garbage the event loop makes (bench/RESULTS.md, session 7).
+ *   share of all the garbage the event loop makes (docs/bench-history.md, 2026-11-26 19:46).
  */
 export class DropOldestQueue<T> implements AsyncIterable<T>, Pipeable<T> {
   private readonly items: T[] = [];

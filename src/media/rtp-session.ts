@@ -115,7 +115,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   readonly inbound: AsyncIterable<AudioFrame>;
   readonly outbound: OutboundAudio;
   readonly ssrc: number;
-  private readonly options: RtpSessionOptions;
+  private options: RtpSessionOptions;
   private readonly clock: Clock;
   private readonly queue: DropOldestQueue<AudioFrame>;
   private state: State = 'new';
@@ -218,6 +218,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.emit('failed', error);
     });
     return this.local;
+  }
+
+  /**
+   * The address our SDP names, when it is not the one this session was created with: a call we
+   * place learns it only when the INVITE knows where it goes (SIP_PUBLIC_HOST6 for an IPv6
+   * carrier). Call before start().
+   */
+  advertise(address: string): void {
+    this.options = { ...this.options, publicAddress: address };
   }
 
   get local(): LocalPorts {
@@ -369,6 +378,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       inboundNative: this.in?.native ?? false,
       srtp: this.srtp?.suite,
       srtpAuthFailed: this.srtp?.counters.authFailed ?? 0,
+      srtcpAuthFailed: this.srtp?.counters.rtcpAuthFailed ?? 0,
       srtpReplayed: this.srtp?.counters.replayed ?? 0,
     };
   }

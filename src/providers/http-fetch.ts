@@ -5,7 +5,7 @@
  * every request through the spec's machinery: request and response objects cloned and checked,
  * the body turned into a stream and pumped, a controller per fetch. At 100 pipeline calls that
  * was 8 % of the event-loop thread for about 40 requests a second (a reply's chat completion and
- * its sentences' speech), more than the requests' own parsing (bench/RESULTS.md, session 13).
+ * its sentences' speech), more than the requests' own parsing (docs/bench-history.md, 2026-11-27 10:45).
  *
  * Only what the clients send to JSON endpoints takes this path: a string or byte body (or none)
  * to an http(s) URL. Anything else (a multipart upload, a stream body, a Request object) goes to
@@ -13,11 +13,13 @@
  * headers, a body stream, a network failure as `TypeError('fetch failed')` with the cause, an
  * aborted signal as the signal's reason (an `AbortError` by default), on the request or later on
  * the body. No redirects are followed (the API does not send them; a 3xx comes back as it is) and
- * no `Accept-Encoding` is added, so bodies arrive as sent.
+ * no `Accept-Encoding` is added, so bodies arrive as sent. With tracing on, every request carries
+ * the active span's W3C `traceparent` (src/telemetry).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { injectTraceHeaders, withTraceHeaders } from '../telemetry/spans.ts';
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
@@ -41,7 +43,7 @@ function headerRecord(init: ConstructorParameters<typeof Headers>[0]): Record<st
   return out;
 }
 
-export const httpFetch: typeof fetch = nodeFetch((protocol) => agents[protocol], (input, init) => fetch(input, init));
+export const httpFetch: typeof fetch = nodeFetch((protocol) => agents[protocol], (input, init) => fetch(input, withTraceHeaders(init)));
 
 /**
  * A fetch over `node:http`/`node:https` through the agents `agentFor` gives (undefined for a
@@ -65,6 +67,8 @@ export function nodeFetch(agentFor: (protocol: 'http:' | 'https:') => http.Agent
     // Inside the executor, so a bad header (from the caller or the server) rejects, never throws.
     return new Promise<Response>((resolve, reject) => {
       const headers = headerRecord(init?.headers);
+      // W3C `traceparent` for the active span (a provider request, a tool call, a webhook) when tracing is on.
+      injectTraceHeaders(headers);
       // A body of known length goes with Content-Length, as fetch sends it, not chunked.
       if (body != null && headers['content-length'] === undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
       const request = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent });

@@ -14,12 +14,16 @@ import type { SttProvider } from './stt/types.ts';
 import { FliteTtsProvider } from './tts/flite-tts.ts';
 import { OpenAiTts } from './tts/openai-tts.ts';
 import type { TtsProvider } from './tts/types.ts';
+import { instrumentStt, instrumentTts, type ProviderMetrics } from '../telemetry/provider-metrics.ts';
+import { traceStt, traceTts } from '../telemetry/provider-spans.ts';
 
 export interface SpeechProviderDeps {
   config: Pick<Config, 'openai' | 'deepgram'>;
   /** The process-wide Flite engine; loaded on first use when not given. */
   flite?: () => Promise<FliteTts>;
   clock?: Clock;
+  /** Requests and first-byte latency on /metrics (src/telemetry/provider-metrics.ts). */
+  metrics?: ProviderMetrics;
 }
 
 type SynthesizerKind = SynthesizerProvider['kind'];
@@ -61,7 +65,8 @@ export class SpeechProviders {
   synthesizer(entry: SynthesizerProvider): TtsProvider {
     let p = this.tts.get(entry.id);
     if (!p) {
-      p = SYNTHESIZERS[entry.kind](entry, this.deps);
+      p = traceTts(SYNTHESIZERS[entry.kind](entry, this.deps));
+      if (this.deps.metrics) p = instrumentTts(p, this.deps.metrics);
       this.tts.set(entry.id, p);
     }
     return p;
@@ -70,7 +75,8 @@ export class SpeechProviders {
   transcriber(entry: TranscriberProvider): SttProvider {
     let p = this.stt.get(entry.id);
     if (!p) {
-      p = TRANSCRIBERS[entry.kind](entry, this.deps);
+      p = traceStt(TRANSCRIBERS[entry.kind](entry, this.deps));
+      if (this.deps.metrics) p = instrumentStt(p, this.deps.metrics);
       this.stt.set(entry.id, p);
     }
     return p;

@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
 import { trunkUri, uriHost, uriHostWithoutPort, type ProvisionedTrunk, type TrunkRegistry } from './trunk-registry.ts';
 import { digestCredentials } from './user-agent-auth.ts';
+import { ipKey } from '../util/ip.ts';
 import type { UserAgent } from './user-agent.ts';
 import type { Registration } from './user-agent-register.ts';
 
@@ -47,7 +48,7 @@ interface Entry {
   key: string;
   registration: Registration;
   status: RegistrationStatus;
-  /** The registrar's addresses: INVITEs from these are calls on our registration. */
+  /** The registrar's addresses (as ipKey spells them): INVITEs from these are calls on our registration. */
   ips: Set<string>;
   retry: Timer | undefined;
 }
@@ -86,13 +87,15 @@ export class RegistrationManager {
 
   /** Inbound ids of the trunks whose registrar is `ip`. */
   trusting(ip: string): string[] {
+    const key = ipKey(ip);
     const out: string[] = [];
-    for (const [id, e] of this.entries) if (e.ips.has(ip)) out.push(id);
+    for (const [id, e] of this.entries) if (e.ips.has(key)) out.push(id);
     return out;
   }
 
   isRegistrar(ip: string): boolean {
-    for (const e of this.entries.values()) if (e.ips.has(ip)) return true;
+    const key = ipKey(ip);
+    for (const e of this.entries.values()) if (e.ips.has(key)) return true;
     return false;
   }
 
@@ -139,7 +142,7 @@ export class RegistrationManager {
     });
     result.catch(() => registration.emit('failed', 503, 'could not send REGISTER'));
     void this.resolveRegistrar(spec.address).then((ips) => {
-      for (const ip of ips) entry.ips.add(ip);
+      for (const ip of ips) entry.ips.add(ipKey(ip));
     });
   }
 

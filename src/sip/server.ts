@@ -33,7 +33,8 @@ import type { TimerConfig } from './transaction-types.ts';
 import { TrunkAuthenticator } from './trunk-auth.ts';
 import type { TrunkRegistry } from './trunk-registry.ts';
 import type { SipDns } from './locate.ts';
-import { createSipMetrics } from './sip-metrics.ts';
+import { createSipMetrics, type SipMetrics } from './sip-metrics.ts';
+import { createCallMetrics } from '../telemetry/call-metrics.ts';
 import { UserAgent } from './user-agent.ts';
 import { SipTls } from './tls/tls-streams.ts';
 
@@ -100,7 +101,7 @@ export interface OverloadOptions {
 
 /**
  * The media loop of every call runs on the event-loop thread, which saturates at about 140
- * G.711 echo calls on 2 cores (bench/RESULTS.md); the lag check sheds well before calls
+ * G.711 echo calls on 2 cores (docs/bench-history.md); the lag check sheds well before calls
  * degrade audibly, the call cap is a backstop above the per-account and per-trunk caps.
  */
 export const DEFAULT_OVERLOAD: OverloadOptions = {
@@ -133,7 +134,7 @@ export class SipServer {
   }
 
   readonly ua: UserAgent;
-  readonly registry = new CallRegistry();
+  readonly registry: CallRegistry;
   readonly pool: PortPool;
   readonly abuse: AbuseGuard;
   readonly registrations: RegistrationManager;
@@ -166,6 +167,8 @@ export class SipServer {
     this.registrations = new RegistrationManager({ ua, trunks: opts.trunks, clock, logger, ...opts.registration });
     this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip);
     const metrics = createSipMetrics(opts.metricsRegistry);
+    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry));
+    this.countTraffic(metrics);
     this.abuse = new AbuseGuard({
       clock,
       ...opts.abuse,
@@ -346,6 +349,19 @@ export class SipServer {
   }
 
   /**
+   * SIP on the wire: requests received that got past the abuse guard (wrapped in
+   * guardTransactions), responses sent, retransmissions included in both.
+   */
+  private countTraffic(metrics: SipMetrics): void {
+    this.ua.layer.onSent = (message) => {
+      if ('status' in message) metrics.responseSent(message.status);
+    };
+    this.countRequest = (method) => metrics.requestReceived(method);
+  }
+
+  private countRequest: (method: string) => void = () => undefined;
+
+  /**
    * The abuse guard runs before the transaction layer: a dropped request never creates a
    * transaction, timer or response. Responses from banned sources are dropped the same way.
    */
@@ -354,7 +370,9 @@ export class SipServer {
     const receiveRequest = layer.receiveRequest.bind(layer);
     const receiveResponse = layer.receiveResponse.bind(layer);
     layer.receiveRequest = (req, source) => {
-      if (this.abuse.check(req, source.address) === 'pass') receiveRequest(req, source);
+      if (this.abuse.check(req, source.address) !== 'pass') return;
+      this.countRequest(req.method);
+      receiveRequest(req, source);
     };
     layer.receiveResponse = (res, source) => {
       if (!this.abuse.isBanned(source.address)) receiveResponse(res, source);

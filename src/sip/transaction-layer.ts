@@ -47,6 +47,8 @@ export class TransactionLayer {
   private readonly clients = new Map<string, ClientTransaction>();
   private readonly servers = new Map<string, ServerTransaction>();
   private closed = false;
+  /** Sees every message handed to the transport (requests and responses, retransmissions too): for /metrics. */
+  onSent: ((message: SipMessage) => void) | undefined;
 
   constructor(private readonly opts: TransactionLayerOptions) {
     this.timers = { ...DEFAULT_TIMERS, ...opts.timers };
@@ -137,6 +139,7 @@ export class TransactionLayer {
   }
 
   private dispatch(message: SipMessage, dest: Destination, onError: (() => void) | undefined): void {
+    this.onSent?.(message);
     try {
       const p = this.opts.send(message, dest);
       if (p) p.catch(() => onError?.());

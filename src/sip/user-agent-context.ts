@@ -32,6 +32,11 @@ export interface UaContext extends DialogHost {
    * `peer`: the address the message goes to (or came from), which picks `host6` for IPv6 peers.
    */
   contactFor(transport: TransportKind, scheme?: 'sip' | 'sips', peer?: string): string;
+  /**
+   * The host we name to `peer` (Contact, Via, SDP c=): host6 for an IPv6 peer, host otherwise;
+   * undefined for an IPv6 peer when we have no IPv6 host (advertised-host.ts).
+   */
+  advertisedHost(peer: string | undefined): string | undefined;
   /** Our address-of-record URI in angle brackets, for From. */
   localUri(): string;
   newTag(): string;
@@ -50,9 +55,16 @@ export interface UaContext extends DialogHost {
   /**
    * sendRequestTo each place in turn until one answers other than 503 (RFC 3263 §4.3: a timeout,
    * a transport error or a 503 moves on, in a new transaction); the last place's outcome stands.
-   * Returns the final response and the place that gave it.
+   * Returns the final response and the place that gave it. `prepare` fits the request to a place
+   * before it goes there (Contact), or says false to skip it; when every place is skipped the
+   * outcome is a 503 "No IPv6 public host" from the last place, which was never sent anything.
    */
-  sendFailover(req: SipRequest, dests: readonly Destination[], onProvisional?: (res: SipResponse) => void): Promise<{ res: SipResponse; dest: Destination }>;
+  sendFailover(
+    req: SipRequest,
+    dests: readonly Destination[],
+    onProvisional?: (res: SipResponse) => void,
+    prepare?: (req: SipRequest, dest: Destination) => boolean,
+  ): Promise<{ res: SipResponse; dest: Destination }>;
   startClient(req: SipRequest, dest: Destination, handlers: ClientTxHandlers): void;
   addDialog(dialog: Dialog): void;
   findDialog(id: string): Dialog | undefined;

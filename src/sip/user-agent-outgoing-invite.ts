@@ -7,7 +7,8 @@
  *
  * We say `Supported: 100rel`: a reliable provisional (RFC 3262: `Require: 100rel` and RSeq) is
  * PRACKed in its early dialog, once per RSeq; a resent one (RSeq not one past the last) is
- * neither PRACKed again nor reported again.
+ * neither PRACKed again nor reported again. A PRACK challenged with 401/407 is resent with the
+ * INVITE's credentials (prack-sender.ts).
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Timer } from '../util/clock.ts';
@@ -16,10 +17,12 @@ import { allowedMethods, buildInDialogRequest, dialogId, uacAddressing } from '.
 import { negotiateAsUac } from './dialog-session-timer.ts';
 import { header, headers, type SipHeader, type SipRequest, type SipResponse } from './message.ts';
 import { lists100rel } from './reliable-provisionals.ts';
+import { sendPrack } from './prack-sender.ts';
 import { cseqOf, tagOf } from './transaction-headers.ts';
 import type { Destination } from './transaction-types.ts';
 import { answerChallenge, withCredentials, type DigestResponder } from './user-agent-auth.ts';
 import type { UaContext } from './user-agent-context.ts';
+import { NO_PUBLIC_IPV6 } from './advertised-host.ts';
 
 export interface InviteOptions {
   headers?: SipHeader[];
@@ -28,11 +31,19 @@ export interface InviteOptions {
   sessionExpiresSec?: number;
 }
 
+/**
+ * The SDP offer for the host we advertise to the place the INVITE goes (SIP_PUBLIC_HOST or
+ * SIP_PUBLIC_HOST6, by that place's family): called before each send to a host not offered yet.
+ */
+export type OfferFor = (host: string) => string;
+
 export class InviteFailedError extends Error {
   constructor(
     readonly status: number,
     readonly reason: string,
     readonly response: SipResponse | undefined,
+    /** Set when no place could be sent to because none had an address family we can advertise. */
+    readonly code?: 'no-public-ipv6',
   ) {
     super(`INVITE failed: ${status} ${reason}`);
     this.name = 'InviteFailedError';
@@ -69,10 +80,14 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   /** CSeq of the last request we sent in an early dialog (PRACKs follow the INVITE's). */
   private earlySeq = 0;
 
+  /** The offer in the current request. */
+  private sdpOffer: string;
+  /** The host the current request names in Via, Contact and (through OfferFor) SDP. */
+  advertised: string | undefined;
   constructor(
     private readonly ua: UaContext,
     target: string,
-    private readonly sdpOffer: string,
+    private readonly offer: string | OfferFor,
     private readonly opts: InviteOptions = {},
   ) {
     super();
@@ -82,6 +97,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     });
     // Callers may only await later; never leave an unhandled rejection behind.
     this.result.catch(() => undefined);
+    this.sdpOffer = typeof offer === 'string' ? offer : '';
     this.current = this.build(target);
     this.untrack = ua.track(this);
   }
@@ -119,9 +135,24 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     }
   }
 
+  /** The offer sent (for the place the INVITE went to). */
+  get offerSdp(): string {
+    return this.sdpOffer;
+  }
+
   private send(): void {
     const dest = this.dest;
     if (!dest || this.settled) return;
+    const host = this.ua.advertisedHost(dest.address);
+    if (host === undefined) {
+      this.skipUnreachable();
+      return;
+    }
+    if (typeof this.offer !== 'string' && host !== this.advertised) {
+      this.sdpOffer = this.offer(host);
+      this.current = { ...this.current, body: Buffer.from(this.sdpOffer) };
+    }
+    this.advertised = host;
     this.ua.addVia(this.current, dest.transport, dest.address);
     // Contact follows the transport actually used.
     this.current.headers = this.current.headers.filter((h) => h.name !== 'contact');
@@ -132,6 +163,19 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
       onTimeout: () => this.failOver(req, new InviteFailedError(408, 'Request Timeout', undefined)),
       onTransportError: () => this.failOver(req, new InviteFailedError(503, 'Transport Error', undefined)),
     });
+  }
+
+  /**
+   * The current place is IPv6 and we have no IPv6 host: an INVITE naming our IPv4 host there
+   * would set up a call whose media cannot flow. The next place, if any, is tried instead.
+   */
+  private skipUnreachable(): void {
+    if (this.destIndex + 1 < this.dests.length && !this.cancelWanted) {
+      this.dest = this.dests[++this.destIndex];
+      this.send();
+      return;
+    }
+    this.fail(new InviteFailedError(503, NO_PUBLIC_IPV6, undefined, 'no-public-ipv6'));
   }
 
   /** Tries the next place, if there is one and we still want the call; else fails with `err`. */
@@ -194,8 +238,17 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
     this.earlySeq = Math.max(this.earlySeq, inviteSeq) + 1;
     const addressing = uacAddressing(req, res, this.ua.contactFor(this.dest?.transport ?? 'udp', /^sips:/i.test(req.uri) ? 'sips' : 'sip', this.dest?.address));
     const prack = buildInDialogRequest(addressing, 'PRACK', { cseq: this.earlySeq, headers: [{ name: 'rack', value: `${rseq} ${inviteSeq} INVITE` }] });
-    // The PRACK's own transaction resends it; its outcome changes nothing here.
-    this.ua.sendRequest(prack).catch(() => undefined);
+    // The PRACK's own transaction resends it; a challenge is answered (prack-sender.ts); its
+    // outcome changes nothing else here.
+    sendPrack(
+      {
+        sendRequest: (r) => this.ua.sendRequest(r),
+        credentials: this.opts.credentials,
+        nextSeq: () => ++this.earlySeq,
+        done: () => this.settled && !this.byRemoteTag.has(remoteTag),
+      },
+      prack,
+    ).catch(() => undefined);
     return true;
   }
 

@@ -9,7 +9,7 @@ import { header, headers, type SipHeader, type SipRequest, type SipResponse } fr
 import { parseNameAddr } from './name-addr.ts';
 import { answerChallenge, withCredentials, type DigestResponder } from './user-agent-auth.ts';
 import type { UaContext } from './user-agent-context.ts';
-import type { TransportKind } from './transaction-types.ts';
+import type { Destination, TransportKind } from './transaction-types.ts';
 
 export interface RegisterOptions {
   /** Registrar Request-URI, e.g. `sip:pbx.example.com:5060`. */
@@ -50,8 +50,11 @@ export class Registration extends EventEmitter<RegistrationEvents> {
   async register(expiresSec = this.opts.expiresSec ?? 3600): Promise<SipResponse> {
     this.refreshTimer?.cancel();
     let req = this.build(expiresSec);
-    // The registrar's places in RFC 3263 order; a challenge is answered to the one that sent it.
-    let { res, dest } = await this.ua.sendFailover(req, await this.ua.locate(req));
+    // The registrar's places in RFC 3263 order, each told a Contact of its own address family; a
+    // challenge is answered to the one that sent it.
+    const fit = (r: SipRequest, d: Destination): boolean => this.fitContact(r, d);
+    let { res, dest } = await this.ua.sendFailover(req, await this.ua.locate(req), undefined, fit);
+    fit(req, dest);
     for (let attempt = 0; attempt < 2 && (res.status === 401 || res.status === 407); attempt++) {
       const auth = await answerChallenge(this.opts.credentials, req, res);
       if (!auth || this.closed) break;
@@ -60,7 +63,7 @@ export class Registration extends EventEmitter<RegistrationEvents> {
     }
     if (this.closed && expiresSec > 0) return res;
     if (res.status >= 200 && res.status < 300) {
-      this.grantedSec = expiresSec === 0 ? 0 : grantedExpiry(res, this.ua.contactFor(dest.transport), expiresSec);
+      this.grantedSec = expiresSec === 0 ? 0 : grantedExpiry(res, header(req, 'contact') ?? '', expiresSec);
       if (this.grantedSec > 0) {
         this.scheduleRefresh(this.grantedSec);
         this.emit('registered', this.grantedSec);
@@ -85,6 +88,17 @@ export class Registration extends EventEmitter<RegistrationEvents> {
     this.refreshTimer = this.ua.clock.setTimeout(() => {
       if (!this.closed) void this.register().catch(() => this.emit('failed', 503, 'refresh failed'));
     }, at);
+  }
+
+  /**
+   * Our Contact toward `dest`: its transport, and the host of its address family (the same one
+   * on every refresh to the same place). False when `dest` is IPv6 and we have no IPv6 host.
+   */
+  private fitContact(req: SipRequest, dest: Destination): boolean {
+    if (this.ua.advertisedHost(dest.address) === undefined) return false;
+    const contact = this.ua.contactFor(dest.transport, /^sips:/i.test(this.opts.registrar) ? 'sips' : 'sip', dest.address);
+    req.headers = req.headers.map((h) => (h.name === 'contact' ? { name: 'contact', value: contact } : h));
+    return true;
   }
 
   private build(expiresSec: number): SipRequest {

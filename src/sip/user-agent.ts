@@ -4,7 +4,6 @@
  * close() releases every dialog timer, transaction, socket and listener.
  */
 import { randomBytes } from 'node:crypto';
-import { isIPv6 } from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { Dialog } from './dialog.ts';
@@ -21,10 +20,11 @@ import { dialogId } from './dialog-requests.ts';
 import type { UaConfig, UaContext } from './user-agent-context.ts';
 import type { IncomingInvite } from './user-agent-incoming-invite.ts';
 import { handleInbound } from './user-agent-inbound.ts';
-import { OutgoingInvite, type InviteOptions } from './user-agent-outgoing-invite.ts';
+import { OutgoingInvite, type InviteOptions, type OfferFor } from './user-agent-outgoing-invite.ts';
 import { Registration, type RegisterOptions } from './user-agent-register.ts';
 import { parseSipUri } from './uri.ts';
 import { locate, systemDns, type SipDns } from './locate.ts';
+import { advertisedHost, NO_PUBLIC_IPV6 } from './advertised-host.ts';
 import type { SipTls } from './tls/tls-streams.ts';
 
 export interface UserAgentOptions {
@@ -154,7 +154,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   }
 
   /** Places a call; await `result` for the Dialog. */
-  invite(target: string, sdpOffer: string, opts: InviteOptions = {}): OutgoingInvite {
+  invite(target: string, sdpOffer: string | OfferFor, opts: InviteOptions = {}): OutgoingInvite {
     const call = new OutgoingInvite(this, target, sdpOffer, opts);
     void call.start();
     return call;
@@ -198,10 +198,16 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     return `<sip:${this.config.userName}@${host}:${port}${t}>`;
   }
 
-  /** The host we advertise to `peer`: `host6` for an IPv6 peer when we have one, else `host`. */
+  advertisedHost(peer: string | undefined): string | undefined {
+    return advertisedHost(peer, this.config);
+  }
+
+  /**
+   * The host in Via and Contact toward `peer`: advertisedHost(), else (an IPv6 peer with no IPv6
+   * host of ours, which only requests that need no reachable address get this far) `host`.
+   */
   private hostFor(peer: string | undefined): string {
-    const host6 = this.config.host6;
-    return host6 !== undefined && peer !== undefined && isIPv6(peer) && !/^::ffff:\d/i.test(peer) ? host6 : this.config.host;
+    return this.advertisedHost(peer) ?? this.config.host;
   }
 
   /** Our port for a transport in Via and Contact: the TLS listener's for TLS (5061 when we have none). */
@@ -262,17 +268,24 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     return this.exchange(req, dest, onProvisional).then((r) => (typeof r === 'number' ? buildResponse(req, r) : r));
   }
 
-  async sendFailover(req: SipRequest, dests: readonly Destination[], onProvisional?: (res: SipResponse) => void): Promise<{ res: SipResponse; dest: Destination }> {
+  async sendFailover(
+    req: SipRequest,
+    dests: readonly Destination[],
+    onProvisional?: (res: SipResponse) => void,
+    prepare?: (req: SipRequest, dest: Destination) => boolean,
+  ): Promise<{ res: SipResponse; dest: Destination }> {
     if (dests.length === 0) throw new Error('no destination to send to');
     let sending = req;
-    for (let i = 0; ; i++) {
-      const dest = dests[i]!;
+    let outcome: { res: SipResponse; dest: Destination } | undefined;
+    for (const dest of dests) {
+      if (prepare && !prepare(sending, dest)) continue;
       const r = await this.exchange(sending, dest, onProvisional);
-      const answered = typeof r !== 'number';
-      if (i === dests.length - 1 || (answered && r.status !== 503)) return { res: answered ? r : buildResponse(sending, r), dest };
+      outcome = { res: typeof r === 'number' ? buildResponse(sending, r) : r, dest };
+      if (typeof r !== 'number' && r.status !== 503) return outcome;
       // §4.3: the next place gets the same request in a new transaction (a new Via branch).
       sending = { ...sending, headers: sending.headers.slice() };
     }
+    return outcome ?? { res: buildResponse(req, 503, { reason: NO_PUBLIC_IPV6 }), dest: dests[dests.length - 1]! };
   }
 
   /** One client transaction: the final response, or 408 / 503 when none came (timeout / transport). */

@@ -17,7 +17,7 @@
  * (smoothed over batches, reported by `took()`), batches start at most every `busy.intervalMs`
  * instead, until the rate falls under `busy.exitPerSecond`. A busy engine trades a little more of
  * that latency for fewer batches, whose fixed cost is most of what a helper thread's batch costs
- * (bench/RESULTS.md, sessions 14 and 15); a quiet one keeps the short wait.
+ * (docs/bench-history.md, 2026-11-27 13:43 and 16:46); a quiet one keeps the short wait.
  */
 import { performance } from 'node:perf_hooks';
 

@@ -10,7 +10,7 @@
  * and every pause delays the RTP packets due meanwhile. Measured at 150 calls: one run in three
  * fell into that regime (send-interval p99 6–11 ms against 2.5–3.5). A fixed factor (3 by
  * default, so a 40 MB live heap may grow to 120 MB before the next full collection) keeps the
- * room above the young generation: bench/RESULTS.md, session 7.
+ * room above the young generation: docs/bench-history.md, 2026-11-26 19:46.
  *
  * V8 reads the flag each time it computes a limit, so setting it at start-up, before the calls
  * come, is enough.

@@ -73,3 +73,24 @@ export function isLoopbackHost(hostname: string): boolean {
   if (bare === 'localhost' || bare === '::1') return true;
   return isIP(bare) === 4 && bare.startsWith('127.');
 }
+
+/**
+ * One spelling per address, for comparing addresses as sets keys: brackets dropped, IPv6
+ * compressed and lower-case (RFC 5952, as the WHATWG URL parser writes it), v4-mapped IPv6
+ * (::ffff:a.b.c.d, in any spelling) as the IPv4 address it maps. Anything else as given.
+ */
+export function ipKey(address: string): string {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (isIP(bare) !== 6) return bare;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  } catch {
+    return bare.toLowerCase();
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!mapped) return canonical;
+  const hi = parseInt(mapped[1]!, 16);
+  const lo = parseInt(mapped[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}

@@ -3,6 +3,8 @@ import { defaultOutbound, outboundRefusal } from '../net/outbound/index.ts';
 import type { OutboxRepo, OutboxRow } from '../store/repos/outbox.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import { signedHeaders } from './signing.ts';
+import { traceWebhook } from '../telemetry/tools.ts';
+import type { SpanHandle } from '../telemetry/spans.ts';
 
 export interface DeliveryOptions {
   outbox: OutboxRepo;
@@ -21,6 +23,9 @@ export interface DeliveryOptions {
   baseBackoffMs?: number;
   maxBackoffMs?: number;
 }
+
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+export const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = ['delivered', 'retry', 'failed'];
 
 /** Delay before attempt `attempts + 1`: 5 s, 10 s, 20 s … capped at an hour. */
 export function backoffMs(attempts: number, baseMs = 5_000, maxMs = 3_600_000): number {
@@ -46,6 +51,8 @@ export class DeliveryWorker {
   private running: Promise<void> | undefined;
   private stopped = true;
   private readonly fetchImpl: typeof fetch;
+  /** Attempts so far by outcome (for /metrics): delivered, retry (failed, tried again later), failed (given up or refused). */
+  readonly outcomes: Record<DeliveryOutcome, number> = { delivered: 0, retry: 0, failed: 0 };
 
   constructor(private readonly opts: DeliveryOptions) {
     this.fetchImpl = opts.fetch ?? defaultOutbound().fetch;
@@ -95,8 +102,12 @@ export class DeliveryWorker {
     }
   }
 
-  private async deliver(row: OutboxRow): Promise<void> {
+  private deliver(row: OutboxRow): Promise<void> {
     const attempts = row.attempts + 1;
+    return traceWebhook({ outboxId: row.id, attempt: attempts, url: row.url }, (span) => this.attempt(row, attempts, span));
+  }
+
+  private async attempt(row: OutboxRow, attempts: number, span: SpanHandle): Promise<void> {
     let error: string | undefined;
     let permanent = false;
     try {
@@ -111,25 +122,31 @@ export class DeliveryWorker {
         redirect: 'manual',
       });
       await res.body?.cancel();
+      span.setAttributes({ 'http.response.status_code': res.status });
       if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
     } catch (err) {
       error = (err as Error).message;
       permanent = outboundRefusal(err) !== undefined;
     }
     if (error === undefined) {
+      this.outcomes.delivered++;
       await this.opts.outbox.markDelivered(row.id, attempts);
       return;
     }
+    span.fail(error);
     if (permanent) {
+      this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery refused by the outbound guard');
       await this.opts.outbox.markFailed(row.id, attempts, error);
       return;
     }
     if (attempts >= (this.opts.maxAttempts ?? 8)) {
+      this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery gave up');
       await this.opts.outbox.markFailed(row.id, attempts, error);
       return;
     }
+    this.outcomes.retry++;
     const next = this.opts.clock.now() + backoffMs(attempts, this.opts.baseBackoffMs, this.opts.maxBackoffMs);
     await this.opts.outbox.markRetry(row.id, attempts, next, error);
   }

@@ -14,11 +14,11 @@ export function sign(secret: string, id: string, timestampSec: number, body: str
   return `v1,${mac}`;
 }
 
-export interface SignedHeaders {
+export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /**
  * The headers of one delivery. Several secrets (a rotation's overlap) give one signature each,

@@ -5,7 +5,7 @@
  *
  * The diagnostics calls are independent and run concurrently. The rest run in order: the trunk
  * number gets its inbound assistant half-way, and a trunk's sip_address is a host without a port
- * (service-api.md), so the engine's outbound INVITEs go to 127.0.0.1:5060, where the answering
+ * (the API's trunk schema), so the engine's outbound INVITEs go to 127.0.0.1:5060, where the answering
  * peer has to listen, one at a time.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';

@@ -12,11 +12,14 @@ import type { AppContext } from '../../src/context.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import type { Outbound } from '../../src/net/outbound/index.ts';
 import { LOOPBACK_ALLOW_CIDRS } from './outbound.ts';
+import { assertContract, recordResponses, type RecordedResponse } from './api-contract.ts';
 
 export interface TestApp {
   app: FastifyInstance;
   ctx: AppContext;
   clock: ManualClock;
+  /** Every answer the app sent, checked against /api/openapi.json on close. */
+  responses: RecordedResponse[];
   /** Creates an account with a key (and optional balance in dollars). */
   account(balanceDollars?: number): Promise<{ id: number; key: string }>;
   /** fastify.inject with a bearer key and JSON body. */
@@ -52,11 +55,14 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
     ...(opts.outbound && { outbound: opts.outbound }),
   };
   const { app } = await buildApp(ctx);
+  // Every answer of every test keeps the API document's contract; checked on close.
+  const recorded = recordResponses(app);
   await app.ready();
   return {
     app,
     ctx,
     clock,
+    responses: recorded,
     async account(balanceDollars = 0) {
       const account = await ctx.repos.accounts.create('test account');
       if (balanceDollars) ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
@@ -78,8 +84,12 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
       return { status: res.statusCode, body: parsed, headers: res.headers };
     },
     async close() {
-      await app.close();
-      await store.close();
+      try {
+        await assertContract(app, recorded);
+      } finally {
+        await app.close();
+        await store.close();
+      }
     },
   };
 }

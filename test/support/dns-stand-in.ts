@@ -1,9 +1,10 @@
 /**
- * A DNS server on loopback UDP for tests of RFC 3263 server location: it answers A, SRV
- * (RFC 2782) and NAPTR (RFC 3403) questions from a fixed zone, in the wire format of RFC 1035,
- * so the engine's real resolver (Node's c-ares `Resolver`, pointed here with setServers) does the
- * asking. A name the zone does not hold at all answers NXDOMAIN; a name it holds with no record
- * of the asked type answers NOERROR with no answers (NODATA), as a real server does.
+ * A DNS server on loopback UDP for tests of RFC 3263 server location: it answers A, AAAA
+ * (RFC 3596), SRV (RFC 2782) and NAPTR (RFC 3403) questions from a fixed zone, in the wire
+ * format of RFC 1035, so the engine's real resolver (Node's c-ares `Resolver`, pointed here with
+ * setServers) does the asking. A name the zone does not hold at all answers NXDOMAIN; a name it
+ * holds with no record of the asked type answers NOERROR with no answers (NODATA), as a real
+ * server does.
  */
 import dgram from 'node:dgram';
 
@@ -25,11 +26,13 @@ export interface NaptrAnswer {
 
 export interface Zone {
   a?: Record<string, string[]>;
+  /** IPv6 addresses (AAAA, RFC 3596). */
+  aaaa?: Record<string, string[]>;
   srv?: Record<string, SrvAnswer[]>;
   naptr?: Record<string, NaptrAnswer[]>;
 }
 
-const TYPE = { A: 1, NAPTR: 35, SRV: 33 } as const;
+const TYPE = { A: 1, AAAA: 28, NAPTR: 35, SRV: 33 } as const;
 const TYPE_NAMES: Record<number, string> = { 1: 'A', 28: 'AAAA', 33: 'SRV', 35: 'NAPTR' };
 
 export class DnsStandIn {
@@ -89,11 +92,12 @@ export class DnsStandIn {
   }
 
   private holds(name: string): boolean {
-    return [this.zone.a, this.zone.srv, this.zone.naptr].some((table) => table !== undefined && name in table);
+    return [this.zone.a, this.zone.aaaa, this.zone.srv, this.zone.naptr].some((table) => table !== undefined && name in table);
   }
 
   private records(name: string, type: number): Buffer[] {
     if (type === TYPE.A) return (this.zone.a?.[name] ?? []).map((ip) => Buffer.from(ip.split('.').map(Number)));
+    if (type === TYPE.AAAA) return (this.zone.aaaa?.[name] ?? []).map(ipv6Bytes);
     if (type === TYPE.SRV) {
       return (this.zone.srv?.[name] ?? []).map((s) => {
         const fixed = Buffer.alloc(6);
@@ -113,6 +117,18 @@ export class DnsStandIn {
     }
     return [];
   }
+}
+
+/** The 16 bytes of an IPv6 address (no embedded IPv4 form). */
+function ipv6Bytes(ip: string): Buffer {
+  const [head = '', tail] = ip.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const before = groups(head);
+  const after = groups(tail);
+  const all = tail === undefined ? before : [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after];
+  const out = Buffer.alloc(16);
+  all.forEach((g, i) => out.writeUInt16BE(g, i * 2));
+  return out;
 }
 
 function readName(msg: Buffer, at: number): { name: string; end: number } | undefined {

@@ -28,6 +28,8 @@ export interface RecordedRequest {
   tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[];
   temperature?: number;
   authorization?: string;
+  /** The W3C trace context header the request came with, if any. */
+  traceparent?: string;
 }
 
 /**
@@ -69,6 +71,7 @@ export class OpenAiStandIn {
     }
     const body = JSON.parse(await readBody(req)) as RecordedRequest;
     body.authorization = req.headers.authorization;
+    if (typeof req.headers.traceparent === 'string') body.traceparent = req.headers.traceparent;
     this.requests.push(body);
     const script = this.queue.shift() ?? this.responder?.(body) ?? this.defaultResponse;
     if (script.delayMs) await new Promise((r) => setTimeout(r, script.delayMs));

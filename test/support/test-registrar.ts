@@ -31,14 +31,15 @@ export class TestRegistrar {
   }
 
   static async start(host: string, username: string, password: string): Promise<TestRegistrar> {
-    const socket = dgram.createSocket('udp4');
+    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
     await new Promise<void>((r) => socket.bind(0, host, r));
     return new TestRegistrar(socket, username, password);
   }
 
+  /** host:port, an IPv6 host in brackets (as a trunk's sip_address is given in tests). */
   get address(): string {
     const a = this.socket.address();
-    return `${a.address}:${a.port}`;
+    return `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
   }
 
   /** REGISTERs that were accepted. */

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { addError, throwIfErrors } from '../validation.ts';
 import { AppError } from '../../util/errors.ts';
 import { isE164 } from '../../util/phone.ts';
-import { presentCall } from './calls.ts';
+import { callView, presentCall } from './calls.ts';
 
 /**
  * POST /user/calls: place one outbound call. The record comes back at once (201, status
@@ -28,6 +28,8 @@ export function registerOutboundCallRoutes(api: Api, ctx: AppContext): void {
     tags: ['Calls'],
     body,
     status: 201,
+    response: callView,
+    errors: { 503: 'The phone number’s SIP trunk is not registered or calling is not available right now' },
     async handler({ body, accountId }) {
       const errors: Record<string, string[]> = {};
       const assistant = await ctx.repos.assistants.get(accountId, body.assistant_id);

@@ -8,6 +8,7 @@ import { iso } from '../../store/json.ts';
 import { toDollars } from '../../util/money.ts';
 import { NotFoundError } from '../../util/errors.ts';
 import { tapePathOf } from '../../call/call-record.ts';
+import { timestamp, variablesView } from '../response-schemas.ts';
 
 /** Call records (read side). Placing a call (POST /user/calls) arrives with the SIP layer. */
 
@@ -25,6 +26,34 @@ function dataFile(dataDir: string, relative: string | null | undefined): string 
   const file = path.resolve(root, relative);
   return file.startsWith(root + path.sep) && fs.existsSync(file) ? file : undefined;
 }
+
+/** What presentCall builds. */
+export const callView = z.object({
+  id: z.int(),
+  uuid: z.string(),
+  direction: z.enum(['inbound', 'outbound']),
+  status: z.string().meta({ description: 'queued, ringing, in-progress, completed, busy, no-answer, declined, invalid-number, failed, canceled' }),
+  assistant_id: z.int().nullable(),
+  phone_number_id: z.int().nullable(),
+  sip_trunk_id: z.int().nullable(),
+  campaign_id: z.int().nullable(),
+  lead_id: z.int().nullable(),
+  from_number: z.string(),
+  to_number: z.string(),
+  started_at: timestamp,
+  answered_at: timestamp.nullable(),
+  ended_at: timestamp.nullable(),
+  duration_seconds: z.int().min(0).nullable().meta({ description: 'From answer to end' }),
+  codec: z.string().nullable(),
+  end_cause: z.string().nullable(),
+  quality: z.record(z.string(), z.unknown()).nullable(),
+  transcript: z.array(z.unknown()),
+  evaluation: z.record(z.string(), z.unknown()).nullable(),
+  variables: variablesView,
+  recording_url: z.string().nullable(),
+  tape_url: z.string().nullable(),
+  cost: z.number().meta({ description: 'Dollars charged for the call' }),
+});
 
 export function presentCall(c: Call, publicUrl: string) {
   const durationMs = c.answerAt !== null && c.endAt !== null ? Math.max(0, c.endAt - c.answerAt) : null;
@@ -64,6 +93,7 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     summary: 'List calls, newest first',
     tags,
     query: listQuery,
+    response: z.array(callView),
     async handler({ query, accountId }) {
       const calls = await ctx.repos.calls.list(accountId, {
         limit: query.limit,
@@ -80,6 +110,7 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a call with timings, quality, transcript and recording URL',
     tags,
     params: idParams,
+    response: callView,
     async handler({ params, accountId }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       if (!call) throw new NotFoundError('Call');
@@ -92,6 +123,7 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     summary: 'Download the call recording (WAV)',
     tags,
     params: idParams,
+    produces: 'audio/wav',
     async handler({ params, accountId, reply }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       // Stored paths are relative to the data directory; never serve anything outside it.
@@ -106,6 +138,7 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     summary: 'Download the call tape (the inbound RTP with arrival times, DTMF and call events; docs/CALL-TAPE.md) for `switchboard replay --tape`',
     tags,
     params: idParams,
+    response: z.record(z.string(), z.unknown()).meta({ description: 'The call tape (docs/CALL-TAPE.md)' }),
     async handler({ params, accountId, reply }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       const file = dataFile(ctx.config.dataDir, call ? tapePathOf(call) : undefined);

@@ -10,6 +10,7 @@ import { HHMM, isTimeZone } from '../../campaigns/calling-hours.ts';
 import { isCampaignAction, noopCampaignRunner, transition } from '../../campaigns/state.ts';
 import { CAMPAIGN_START_MIN_BALANCE_MICROS } from '../../billing/prices.ts';
 import { AppError, ConflictError, NotFoundError } from '../../util/errors.ts';
+import { messageOnly, timestamp, variablesView, withData } from '../response-schemas.ts';
 
 export const MAX_LEADS_PER_REQUEST = 10_000;
 
@@ -50,6 +51,35 @@ const leadsQuery = z.object({
 });
 
 const statusBody = z.object({ campaign_id: z.number().int().positive(), action: z.string() });
+
+const campaignStatus = z.enum(['draft', 'in-progress', 'stopped', 'completed']);
+const leadStatus = z.enum(['pending', 'calling', 'done', 'failed']);
+
+const campaignView = z.object({
+  id: z.int(),
+  name: z.string(),
+  assistant_id: z.int(),
+  phone_number_id: z.int(),
+  max_concurrent_calls: z.int(),
+  calling_hours: z
+    .object({ start: z.string(), end: z.string(), days: z.array(z.int()).optional(), timezone: z.string().optional() })
+    .nullable(),
+  status: campaignStatus,
+  lead_counts: z.object({ total: z.int(), pending: z.int(), calling: z.int(), done: z.int(), failed: z.int() }),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const leadView = z.object({
+  id: z.int(),
+  phone_number: z.string(),
+  variables: variablesView,
+  status: leadStatus,
+  attempts: z.int(),
+  last_outcome: z.string().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
 
 function presentCampaign(c: Campaign, counts: LeadCounts | undefined) {
   return {
@@ -96,6 +126,7 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: createBody,
     status: 201,
+    response: withData(campaignView),
     async handler({ body, accountId }) {
       const errors: Record<string, string[]> = {};
       const assistant = await ctx.store.db
@@ -125,6 +156,7 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     url: '/user/campaigns',
     summary: 'List campaigns, newest first',
     tags,
+    response: z.array(campaignView),
     async handler({ accountId }) {
       const list = await ctx.repos.campaigns.list(accountId);
       const counts = await ctx.repos.campaigns.leadCounts(accountId, list.map((c) => c.id));
@@ -137,6 +169,7 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a campaign with lead counts',
     tags,
     params: idParams,
+    response: campaignView,
     async handler({ params, accountId }) {
       return withCounts(accountId, await own(accountId, params.id));
     },
@@ -147,6 +180,8 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a campaign and its leads (stop it first if it is in progress)',
     tags,
     params: idParams,
+    response: messageOnly,
+    errors: { 409: 'The campaign is in progress' },
     async handler({ params, accountId }) {
       const result = await ctx.repos.campaigns.delete(accountId, params.id);
       if (result === 'missing') throw new NotFoundError('Campaign');
@@ -162,6 +197,8 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     body: leadsBody,
     status: 201,
+    response: withData(z.object({ campaign_id: z.int(), added: z.int(), duplicates: z.int() })),
+    errors: { 409: 'The campaign is completed' },
     async handler({ params, body, accountId }) {
       const campaign = await own(accountId, params.id);
       if (campaign.status === 'completed') throw new ConflictError('The campaign is completed; create a new campaign for new leads.');
@@ -180,6 +217,7 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     query: leadsQuery,
+    response: z.array(leadView),
     async handler({ params, query, accountId }) {
       const campaign = await own(accountId, params.id);
       return (await ctx.repos.leads.list(accountId, campaign.id, query)).map(presentLead);
@@ -193,6 +231,19 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     tags,
     errorStyle: 'campaign',
     body: statusBody,
+    response: z.object({
+      message: z.string(),
+      success: z.literal(true),
+      data: z.object({ campaign_id: z.int(), status: campaignStatus }),
+    }),
+    errors: {
+      402: 'Insufficient balance to start the campaign (data: campaign_id and its unchanged status)',
+      403: 'The campaign belongs to another account',
+      404: 'No campaign with this campaign_id',
+      409: 'The campaign’s status does not allow the action, or changed meanwhile',
+      422: 'The action is not start or stop; or, starting, the campaign has no leads left or its assistant or phone number no longer exists',
+      500: 'The dialer failed to start the campaign (its status is put back)',
+    },
     async handler({ body, accountId }) {
       const action = body.action;
       if (!isCampaignAction(action)) throw new AppError('Invalid action. The action must be start or stop.', 422, 'INVALID_ACTION');

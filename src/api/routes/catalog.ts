@@ -11,6 +11,20 @@ const voicesQuery = z.strictObject({
 
 const tags = ['Assistants'];
 
+const voiceView = z.object({
+  id: z.int().meta({ description: 'Use as voice_id' }),
+  name: z.string(),
+  language_id: z.int(),
+  gender: z.enum(['male', 'female']),
+  preview_url: z.string().meta({ description: 'A spoken sample (WAV)' }),
+  accent: z.string().nullable(),
+  age: z.string().nullable(),
+  synthesizer_provider_id: z.int().nullable(),
+});
+const languageView = z.object({ id: z.int(), name: z.string(), code: z.string().meta({ description: 'BCP 47 language tag' }) });
+const modelView = z.object({ id: z.int(), name: z.string(), provider: z.string(), model: z.string() });
+const providerView = z.object({ id: z.int(), name: z.string() });
+
 /** The catalog lists assistant creation refers to; each item carries only its public fields. */
 export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
   const { catalog } = ctx;
@@ -21,6 +35,7 @@ export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
     summary: 'List voices (public ones and the caller’s own), optionally by mode and language',
     tags,
     query: voicesQuery,
+    response: z.array(voiceView),
     handler: ({ query, accountId }) =>
       catalog.voices({ mode: query.mode, language_id: query.language_id, accountId }).map(Catalog.publicVoice),
   });
@@ -30,6 +45,7 @@ export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistants/languages',
     summary: 'List languages usable as language_id and secondary_language_ids',
     tags,
+    response: z.array(languageView),
     handler: () => catalog.languages().map(({ id, name, code }) => ({ id, name, code })),
   });
 
@@ -40,6 +56,7 @@ export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistants/llm-models',
     summary: 'List LLM models usable as llm_model_id and chat_llm_fallback_id',
     tags,
+    response: z.array(modelView),
     handler: models(catalog.llmModels),
   });
   api.route({
@@ -47,6 +64,7 @@ export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistants/multimodal-models',
     summary: 'List realtime models usable as multimodal_model_id',
     tags,
+    response: z.array(modelView),
     handler: models(catalog.multimodalModels),
   });
 
@@ -55,6 +73,7 @@ export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistants/synthesizer-providers',
     summary: 'List speech synthesizers usable as synthesizer_provider_id',
     tags,
+    response: z.array(providerView),
     handler: () => catalog.synthesizerProviders().map(({ id, name }) => ({ id, name })),
   });
   api.route({
@@ -62,6 +81,7 @@ export function registerCatalogRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistants/transcriber-providers',
     summary: 'List speech recognizers usable as transcriber_provider_id',
     tags,
+    response: z.array(providerView),
     handler: () => catalog.transcriberProviders().map(({ id, name }) => ({ id, name })),
   });
 }

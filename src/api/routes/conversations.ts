@@ -5,9 +5,22 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { chatServices } from '../../chat/services.ts';
 import { API_WINDOWS, MemoryRateLimiter, setRateHeaders } from '../rate-limit.ts';
 import { AppError } from '../../util/errors.ts';
+import { functionCall, variablesView } from '../response-schemas.ts';
 
 const uuidParams = z.object({ uuid: z.string().min(1).max(64) });
 const variables = z.record(z.string(), z.unknown()).nullable().optional();
+
+const historyItem = z.object({
+  role: z.enum(['assistant', 'user']),
+  content: z.string(),
+  function_calls: z.array(functionCall).optional(),
+});
+const nameAndPhone = z.object({ name: z.string().nullable(), phone: z.string().nullable() });
+
+const chatbotErrors = {
+  404: 'No such assistant or conversation (with a key: none of the key’s account)',
+  429: 'Rate limit exceeded: per key, or per client address without a key',
+} as const;
 
 /**
  * Chatbot conversations and AI hand-over. The three chatbot endpoints take an optional key: with
@@ -42,6 +55,8 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
       type: z.enum(['widget', 'test']).default('widget'),
       variables,
     }),
+    response: z.object({ status: z.literal(true), conversation_id: z.uuid(), history: z.array(historyItem) }),
+    errors: { ...chatbotErrors, 400: 'The body is not valid JSON, or the account’s balance is too low for a widget conversation' },
     onRequest: limit,
     handler: ({ body, accountId }) => chat().create(accountId, body.assistant_id, body.type, body.variables),
   });
@@ -54,6 +69,15 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     auth: 'optional',
     errorStyle: 'status',
     params: uuidParams,
+    response: z.object({
+      status: z.literal(true),
+      history: z.array(historyItem),
+      variables: variablesView,
+      external_identifier: z.string().optional(),
+      whatsapp_sender: z.object({ name: z.string(), phone: z.string() }).optional(),
+      customer: nameAndPhone.optional(),
+    }),
+    errors: chatbotErrors,
     onRequest: limit,
     handler: ({ params, accountId }) => chat().view(accountId, params.uuid),
   });
@@ -67,6 +91,15 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     errorStyle: 'status',
     params: uuidParams,
     body: z.object({ message: z.string().trim().min(1).max(2000) }),
+    response: z.object({
+      status: z.literal(true),
+      message: z.string().meta({ description: 'The reply; empty while a human has taken over' }),
+      function_calls: z.array(functionCall),
+    }),
+    errors: {
+      ...chatbotErrors,
+      400: 'The body is not valid JSON; the balance is too low; the message could not be processed; or the conversation has ended',
+    },
     onRequest: limit,
     handler: ({ params, body, accountId }) => chat().sendMessage(accountId, params.uuid, body.message),
   });
@@ -79,6 +112,7 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
       tags: ['Conversations'],
       errorStyle: 'status',
       params: uuidParams,
+      response: z.object({ status: z.literal(true), ai_enabled: z.literal(enabled) }),
       handler: ({ params, accountId }) => chat().setAiEnabled(accountId, params.uuid, enabled),
     });
   }

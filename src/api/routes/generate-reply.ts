@@ -3,6 +3,7 @@ import type { Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
 import { chatServices } from '../../chat/services.ts';
 import { generateReply } from '../../chat/generate-reply.ts';
+import { functionCall } from '../response-schemas.ts';
 
 export function registerGenerateReplyRoutes(api: Api, ctx: AppContext): void {
   api.route({
@@ -18,6 +19,20 @@ export function registerGenerateReplyRoutes(api: Api, ctx: AppContext): void {
       message: z.string().trim().min(1).max(10_000),
       variables: z.record(z.string(), z.unknown()).nullable().optional(),
     }),
+    response: z.object({
+      success: z.literal(true),
+      conversation_id: z.uuid(),
+      customer_identifier: z.string(),
+      reply: z.string().meta({ description: 'Empty while a human has taken over (ai_disabled)' }),
+      function_calls: z.array(functionCall),
+      ai_disabled: z.boolean(),
+    }),
+    errors: {
+      402: 'INSUFFICIENT_BALANCE',
+      404: 'ASSISTANT_NOT_FOUND: no assistant with this assistant_id in the account',
+      409: 'CONVERSATION_ENDED: the customer’s conversation has ended and its assistant does not allow a restart',
+      502: 'PROVIDER_FAILED: the language model failed (retryable)',
+    },
     handler: ({ body, accountId }) => generateReply(ctx, chatServices(ctx).conversations, accountId, body),
   });
 }

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { KbDocumentInfo, KnowledgeBase } from '../../store/repos/knowledge-bases.ts';
 import { iso } from '../../store/json.ts';
 import { NotFoundError } from '../../util/errors.ts';
+import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
  * Document content is plain text up to 1 000 000 characters; the whole request body is capped
@@ -22,6 +23,21 @@ const documentParams = z.object({ id: pathId, document_id: pathId });
 const documentBody = z.object({
   title: z.string().trim().min(1).max(255),
   content: z.string().min(1).max(MAX_CONTENT_CHARS),
+});
+
+const kbView = z.object({
+  id: z.int(),
+  name: z.string(),
+  description: z.string().nullable(),
+  document_count: z.int(),
+  created_at: timestamp,
+});
+const docView = z.object({
+  id: z.int(),
+  knowledge_base_id: z.int(),
+  title: z.string(),
+  length: z.int().meta({ description: 'Characters of content' }),
+  created_at: timestamp,
 });
 
 function presentKb(kb: KnowledgeBase) {
@@ -52,6 +68,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: createBody,
     status: 201,
+    response: withData(kbView),
     async handler({ body, accountId }) {
       const kb = await ctx.repos.knowledgeBases.create(accountId, body.name, body.description ?? null);
       return { message: 'Knowledge base created successfully', data: presentKb(kb) };
@@ -62,6 +79,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     url: '/user/knowledge-bases',
     summary: 'List knowledge bases',
     tags,
+    response: z.array(kbView),
     async handler({ accountId }) {
       return (await ctx.repos.knowledgeBases.list(accountId)).map(presentKb);
     },
@@ -72,6 +90,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a knowledge base with its documents (titles and sizes)',
     tags,
     params: idParams,
+    response: kbView.extend({ documents: z.array(docView) }),
     async handler({ params, accountId }) {
       const kb = await own(accountId, params.id);
       const documents = await ctx.repos.knowledgeBases.listDocuments(accountId, kb.id);
@@ -84,6 +103,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a knowledge base and its documents',
     tags,
     params: idParams,
+    response: messageOnly,
     async handler({ params, accountId }) {
       if (!(await ctx.repos.knowledgeBases.delete(accountId, params.id))) throw new NotFoundError('Knowledge base');
       return { message: 'Knowledge base deleted successfully' };
@@ -97,6 +117,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     body: documentBody,
     status: 201,
+    response: withData(docView),
     async handler({ params, body, accountId }) {
       const kb = await own(accountId, params.id);
       const doc = await ctx.repos.knowledgeBases.addDocument(accountId, kb.id, body.title, body.content);
@@ -109,6 +130,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a document with its content',
     tags,
     params: documentParams,
+    response: docView.extend({ content: z.string() }),
     async handler({ params, accountId }) {
       const kb = await own(accountId, params.id);
       const doc = await ctx.repos.knowledgeBases.getDocument(accountId, kb.id, params.document_id);
@@ -122,6 +144,7 @@ export function registerKnowledgeBaseRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a document from a knowledge base',
     tags,
     params: documentParams,
+    response: messageOnly,
     async handler({ params, accountId }) {
       const kb = await own(accountId, params.id);
       if (!(await ctx.repos.knowledgeBases.deleteDocument(accountId, kb.id, params.document_id))) throw new NotFoundError('Document');

@@ -6,6 +6,7 @@ import { iso } from '../../store/json.ts';
 import { isE164 } from '../../util/phone.ts';
 import { ConflictError, NotFoundError } from '../../util/errors.ts';
 import { stopRunningCampaigns } from '../stop-campaigns.ts';
+import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
  * Phone numbers. Trunk numbers are created and removed with their SIP trunk; POST/DELETE here
@@ -15,6 +16,15 @@ import { stopRunningCampaigns } from '../stop-campaigns.ts';
 const createBody = z.object({
   phone_number: z.string().refine(isE164, 'The phone number field must be an E.164 number (+ and 8 to 15 digits).'),
   type: z.literal('caller_id').default('caller_id'),
+});
+
+const phoneNumberView = z.object({
+  id: z.int(),
+  phone_number: z.string(),
+  type: z.enum(['sip_trunk', 'caller_id']),
+  sip_trunk_id: z.int().nullable(),
+  assistant_id: z.int().nullable().meta({ description: 'The inbound assistant answering this number' }),
+  created_at: timestamp,
 });
 
 export function presentPhoneNumber(p: PhoneNumber) {
@@ -35,6 +45,7 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     url: '/user/phone-numbers',
     summary: 'List phone numbers (trunk numbers and caller-ID numbers)',
     tags,
+    response: z.array(phoneNumberView),
     async handler({ accountId }) {
       return (await ctx.repos.phoneNumbers.list(accountId)).map(presentPhoneNumber);
     },
@@ -46,6 +57,8 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: createBody,
     status: 201,
+    response: withData(phoneNumberView),
+    errors: { 409: 'This caller-ID number is already registered' },
     async handler({ body, accountId }) {
       if (await ctx.repos.phoneNumbers.find(accountId, body.phone_number, 'caller_id')) {
         throw new ConflictError('This caller-ID number is already registered.');
@@ -60,6 +73,7 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a phone number',
     tags,
     params: idParams,
+    response: phoneNumberView,
     async handler({ params, accountId }) {
       const number = await ctx.repos.phoneNumbers.get(accountId, params.id);
       if (!number) throw new NotFoundError('Phone number');
@@ -72,6 +86,8 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a caller-ID number (assistants using it lose it, campaigns in progress from it stop)',
     tags,
     params: idParams,
+    response: messageOnly,
+    errors: { 409: 'The number belongs to a SIP trunk (delete the trunk instead)' },
     async handler({ params, accountId }) {
       const number = await ctx.repos.phoneNumbers.get(accountId, params.id);
       if (!number) throw new NotFoundError('Phone number');

@@ -9,6 +9,7 @@ import { detectCountry, isE164, normalizeCountryCode } from '../../util/phone.ts
 import { isIpOrCidr, isSipHost } from '../../util/ip.ts';
 import { AppError, ConflictError, NotFoundError } from '../../util/errors.ts';
 import { stopRunningCampaigns } from '../stop-campaigns.ts';
+import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
  * SIP trunks (the spec's "create SIP trunk"). Creation provisions first and saves second: a
@@ -106,6 +107,28 @@ function validate(b: Body, accountId: number, tlsListening: boolean): NewSipTrun
   };
 }
 
+const trunkView = z.object({
+  id: z.int(),
+  sip_trunk_type: z.enum(['extension', 'number']),
+  phone_number: z.string(),
+  phone_number_id: z.int().nullable().meta({ description: 'The phone number record to assign to an assistant (phone_number_id)' }),
+  nickname: z.string().nullable(),
+  sip_username: z.string(),
+  sip_address: z.string(),
+  sip_calling_format: z.enum(['+e164', 'e164', 'national']),
+  inbound_authorization_type: z.enum(['auth', 'ip']),
+  allowed_inbound_ips: z.array(z.string()).nullable(),
+  outbound_proxy: z.boolean(),
+  media_nat: z.boolean(),
+  country_code: z.string(),
+  transport: z.enum(['udp', 'tcp', 'tls']).nullable(),
+  srtp: z.enum(['off', 'offered', 'required']),
+  inbound_trunk_id: z.string(),
+  outbound_trunk_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
 export function presentTrunk(t: SipTrunk) {
   return {
     id: t.id,
@@ -148,6 +171,11 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
     errorStyle: 'trunk',
     body,
     status: 201,
+    response: withData(trunkView),
+    errors: {
+      409: 'A SIP trunk with this phone number, username and address already exists',
+      500: 'Provisioning or saving the trunk failed; nothing was saved',
+    },
     async handler({ body: b, accountId }) {
       const input = validate(b, accountId, ctx.config.sip.tls?.certFile !== undefined);
       if (await ctx.repos.sipTrunks.exists(input.phoneNumber, input.sipUsername, input.sipAddress)) throw new ConflictError(DUPLICATE);
@@ -179,6 +207,7 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
     url: '/user/sip-trunks',
     summary: 'List SIP trunks',
     tags,
+    response: z.array(trunkView),
     async handler({ accountId }) {
       return (await ctx.repos.sipTrunks.list(accountId)).map(presentTrunk);
     },
@@ -189,6 +218,7 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a SIP trunk',
     tags,
     params: idParams,
+    response: trunkView,
     async handler({ params, accountId }) {
       const trunk = await ctx.repos.sipTrunks.get(accountId, params.id);
       if (!trunk) throw new NotFoundError('SIP trunk');
@@ -201,6 +231,7 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a SIP trunk and its phone number (deprovisions both trunks; assistants using the number lose it, campaigns in progress from it stop)',
     tags,
     params: idParams,
+    response: messageOnly,
     async handler({ params, accountId }) {
       const deleted = await ctx.repos.sipTrunks.delete(accountId, params.id);
       if (!deleted) throw new NotFoundError('SIP trunk');

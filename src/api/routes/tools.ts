@@ -8,6 +8,7 @@ import { isLoopbackHost } from '../../util/ip.ts';
 import { NotFoundError } from '../../util/errors.ts';
 import { defaultOutbound, outboundOf, type OutboundPolicy } from '../../net/outbound/index.ts';
 import { isMasked, maskSecret } from '../../store/secrets.ts';
+import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
  * Custom mid-call tools. The endpoint must be HTTPS; plain http is accepted only for loopback
@@ -137,6 +138,19 @@ function validate(input: ToolInput, policy: OutboundPolicy, errors: Record<strin
   throwIfErrors(errors);
 }
 
+const toolView = z.object({
+  id: z.int(),
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()).meta({ description: 'JSON Schema of the arguments' }),
+  endpoint: z.string(),
+  method: z.enum(METHODS),
+  headers: z.record(z.string(), z.string()).meta({ description: 'Values masked; send a masked value back unchanged to keep the stored one' }),
+  timeout_ms: z.int(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
 export function presentTool(t: Tool) {
   return {
     id: t.id,
@@ -161,6 +175,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: createBody,
     status: 201,
+    response: withData(toolView),
     async handler({ body, accountId }) {
       const input: ToolInput = {
         name: body.name,
@@ -182,6 +197,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
     url: '/user/tools',
     summary: 'List custom mid-call tools',
     tags,
+    response: z.array(toolView),
     async handler({ accountId }) {
       return (await ctx.repos.tools.list(accountId)).map(presentTool);
     },
@@ -192,6 +208,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a custom mid-call tool',
     tags,
     params: idParams,
+    response: toolView,
     async handler({ params, accountId }) {
       const tool = await ctx.repos.tools.get(accountId, params.id);
       if (!tool) throw new NotFoundError('Tool');
@@ -205,6 +222,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     body: updateBody,
+    response: withData(toolView),
     async handler({ params, body, accountId }) {
       const tool = await ctx.repos.tools.get(accountId, params.id);
       if (!tool) throw new NotFoundError('Tool');
@@ -231,6 +249,7 @@ export function registerToolRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a custom mid-call tool',
     tags,
     params: idParams,
+    response: messageOnly,
     async handler({ params, accountId }) {
       if (!(await ctx.repos.tools.delete(accountId, params.id))) throw new NotFoundError('Tool');
       return { message: 'Tool deleted successfully' };

@@ -94,6 +94,8 @@ export function registerVoicePreviewRoutes(api: Api, ctx: AppContext): void {
     tags: ['Assistants'],
     auth: 'none',
     params: idParams,
+    produces: 'audio/wav',
+    errors: { 404: 'No such public voice, or no preview can be made for it (a provider key is missing)' },
     handler: async ({ params, reply }) => {
       // No caller identity on a keyless URL: a private voice is never served (accountId 0 sees
       // public voices only), and answers exactly like a missing one.

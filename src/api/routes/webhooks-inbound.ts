@@ -36,6 +36,8 @@ export function registerInboundWebhookRoutes(api: Api, ctx: AppContext): void {
     consumes: 'application/x-www-form-urlencoded',
     params: senderParams,
     body: form,
+    produces: 'text/xml',
+    errors: { 403: 'The X-Twilio-Signature is missing or invalid, or the sender does not exist' },
     handler: async ({ params, body, request, reply }) => {
       const sender = await authenticate(request, params.sender_id, body);
       await chatServices(ctx).whatsapp.inbound(sender, body);
@@ -53,6 +55,8 @@ export function registerInboundWebhookRoutes(api: Api, ctx: AppContext): void {
     consumes: 'application/x-www-form-urlencoded',
     params: senderParams,
     body: form,
+    produces: 'text/xml',
+    errors: { 403: 'The X-Twilio-Signature is missing or invalid, or the sender does not exist' },
     handler: async ({ params, body, request, reply }) => {
       const sender = await authenticate(request, params.sender_id, body);
       await chatServices(ctx).whatsapp.statusUpdate(sender, body);

@@ -7,6 +7,7 @@ import { owns } from '../../store/ownership.ts';
 import { iso } from '../../store/json.ts';
 import { isE164 } from '../../util/phone.ts';
 import { ConflictError, NotFoundError } from '../../util/errors.ts';
+import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
  * WhatsApp senders: a number at the messaging provider with the account's own provider
@@ -38,6 +39,18 @@ const updateBody = z.object({
   auth_token: fields.auth_token.optional(),
   status: fields.status.optional(),
 });
+
+const senderView = z.object({
+  id: z.int(),
+  name: z.string(),
+  phone: z.string(),
+  assistant_id: z.int().nullable(),
+  account_sid: z.string(),
+  status: z.enum(['online', 'offline']),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+const duplicatePhone = { 409: 'Another WhatsApp sender of the account has this phone number' };
 
 export function presentSender(s: WhatsappSender) {
   return {
@@ -75,6 +88,8 @@ export function registerWhatsappSenderRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: createBody,
     status: 201,
+    response: withData(senderView),
+    errors: duplicatePhone,
     async handler({ body, accountId }) {
       const input: NewWhatsappSender = {
         name: body.name,
@@ -94,6 +109,7 @@ export function registerWhatsappSenderRoutes(api: Api, ctx: AppContext): void {
     url: '/user/whatsapp/senders',
     summary: 'List WhatsApp senders',
     tags,
+    response: z.array(senderView),
     async handler({ accountId }) {
       return (await ctx.repos.whatsappSenders.list(accountId)).map(presentSender);
     },
@@ -104,6 +120,7 @@ export function registerWhatsappSenderRoutes(api: Api, ctx: AppContext): void {
     summary: 'Get a WhatsApp sender',
     tags,
     params: idParams,
+    response: senderView,
     async handler({ params, accountId }) {
       const sender = await ctx.repos.whatsappSenders.get(accountId, params.id);
       if (!sender) throw new NotFoundError('WhatsApp sender');
@@ -117,6 +134,8 @@ export function registerWhatsappSenderRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     body: updateBody,
+    response: withData(senderView),
+    errors: duplicatePhone,
     async handler({ params, body, accountId }) {
       if (!(await ctx.repos.whatsappSenders.get(accountId, params.id))) throw new NotFoundError('WhatsApp sender');
       const patch: Partial<NewWhatsappSender> = {
@@ -139,6 +158,7 @@ export function registerWhatsappSenderRoutes(api: Api, ctx: AppContext): void {
     summary: 'Delete a WhatsApp sender (its conversations stay as history)',
     tags,
     params: idParams,
+    response: messageOnly,
     async handler({ params, accountId }) {
       if (!(await ctx.repos.whatsappSenders.delete(accountId, params.id))) throw new NotFoundError('WhatsApp sender');
       return { message: 'WhatsApp sender deleted successfully' };

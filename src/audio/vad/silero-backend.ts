@@ -1,7 +1,7 @@
 /**
  * Where Silero inference runs. onnxruntime-node runs `session.run` synchronously on the calling
  * JS thread, so on the media thread every batch is time the RTP pacing and every other call wait
- * for (bench/RESULTS.md: at 150 calls the thread was on CPU 85 % of the time, VAD about half of
+ * for (docs/bench-history.md: at 150 calls the thread was on CPU 85 % of the time, VAD about half of
  * it). Two backends with one contract:
  * - `WorkerBackend` (the default): one worker thread owns the ONNX session. A batch is written
  *   into a shared slab (SharedArrayBuffer) and the worker writes probabilities and next states

@@ -206,6 +206,7 @@ export class CascadeCall {
   private emit(event: TimelineEvent): void {
     this.timeline.push(event);
     this.deps.onEvent?.(event);
+    this.deps.trace?.event(event);
   }
 
   private track(p: Promise<unknown>): void {
@@ -284,6 +285,7 @@ export class CascadeCall {
       }
     }
     this.book.callerTurn(userText, userStartMs, Math.max(this.lastSpeechEndMs, userStartMs));
+    this.deps.logger?.debug?.({ chars: userText.length, endpointingMs: decision.waitedMs, reason: decision.reason }, 'caller turn');
     const latency = {
       endpointingMs: decision.waitedMs,
       ...(this.stt.lastFinalAtMs !== undefined && this.stt.lastFinalAtMs >= startMs ? { sttFinalMs: this.stt.lastFinalAtMs - speechEndMs } : {}),
@@ -381,7 +383,8 @@ export class CascadeCall {
     this.turn = turn;
     this.book.started(id, kind);
     this.emit({ type: 'turn-start', atMs: this.now(), turn: id, kind });
-    this.track(turn.run().then(() => this.afterProduced(turn)));
+    const run = (): Promise<void> => turn.run();
+    this.track((this.deps.trace ? this.deps.trace.inTurn(id, run) : run()).then(() => this.afterProduced(turn)));
     return turn;
   }
 
@@ -434,6 +437,8 @@ export class CascadeCall {
   private finishTurn(turn: SpokenTurn, endMs: number, interrupted: boolean, playedMs: number): void {
     if (this.turn === turn) this.turn = undefined;
     if (!this.book.finish(turn, endMs, interrupted, playedMs)) return;
+    this.deps.logger?.debug?.({ turn: turn.id, kind: turn.kind, interrupted, playedMs: Math.round(playedMs) }, 'assistant turn');
+    this.deps.trace?.turnEnded(turn, endMs, interrupted);
     if (this.ctl.signal.aborted || turn.failed) return;
     if (turn.ended) void this.hangUp('end-call-tool', 'local-hangup');
     else if (turn.kind === 'goodbye' && !interrupted) this.onRules(this.rules.goodbyeFinished(endMs));

@@ -16,11 +16,26 @@ import type { CascadeMetrics } from './metrics.ts';
 import type { TurnVoice } from './spoken-turn.ts';
 import type { TimelineListener } from './timeline.ts';
 import type { WorkTracker } from './work.ts';
+import type { TurnTracer } from '../../telemetry/call-trace.ts';
 
 export interface EngineLogger {
+  /** Turn-level lines (caller turns, replies with their latency); optional for stand-in loggers. */
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+}
+
+/** `logger` with the call's uuid on every line (`call`, as CallSession.log has it). */
+export function callLogger(logger: EngineLogger, uuid: string): EngineLogger {
+  const maybeChild = (logger as { child?: (b: object) => EngineLogger }).child;
+  if (typeof maybeChild === 'function') return maybeChild.call(logger, { call: uuid });
+  return {
+    debug: (o, m) => logger.debug?.({ call: uuid, ...o }, m),
+    info: (o, m) => logger.info({ call: uuid, ...o }, m),
+    warn: (o, m) => logger.warn({ call: uuid, ...o }, m),
+    error: (o, m) => logger.error({ call: uuid, ...o }, m),
+  };
 }
 
 export interface CascadeDeps {
@@ -60,6 +75,8 @@ export interface CascadeDeps {
   sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
+  /** The call's trace (tracing on): turn spans from the timeline, the turn's work in its span. */
+  trace?: TurnTracer;
   /**
    * The call's voice built-ins (src/call/tools buildVoiceTools over a live CallControl), given
    * to the agent as extraTools; without them only the engine's own end_call is offered.

@@ -55,6 +55,8 @@ export class SpokenTurn {
   failed: 'llm' | 'tts' | undefined;
   firstTokenAtMs: number | undefined;
   ttsFirstAudioMs: number | undefined;
+  /** When that first reply audio came from TTS (ms from answer): the turn trace's `tts.first_byte`. */
+  ttsFirstAudioAtMs: number | undefined;
   /** When the first non-filler frame plays (set by the owner from the speaker's onFrame). */
   firstFrameAtMs: number | undefined;
   fillers: string[] = [];
@@ -212,7 +214,10 @@ export class SpokenTurn {
           if (this.aborted) return true;
           if (seg.frames === 0) {
             timer.cancel();
-            if (!seg.filler) this.ttsFirstAudioMs ??= this.deps.now() - askedAt;
+            if (!seg.filler && this.ttsFirstAudioMs === undefined) {
+              this.ttsFirstAudioAtMs = this.deps.now();
+              this.ttsFirstAudioMs = this.ttsFirstAudioAtMs - askedAt;
+            }
             speaker.open(this.id);
           }
           seg.frames++;

@@ -71,7 +71,7 @@ export class SttReader {
     /**
      * Frames per write to the stream. A network recogniser gets one message per write, and at
      * 50 messages a second per call the socket writes are a large share of a call's CPU
-     * (bench/RESULTS.md); the engine writes four frames (80 ms, DEFAULT_STT_CHUNK_MS, inside
+     * (docs/bench-history.md); the engine writes four frames (80 ms, DEFAULT_STT_CHUNK_MS, inside
      * Deepgram's recommended 20–250 ms) at the cost of words arriving up to three frames later.
      * `finalize()` sends what is held first. On a quiet line, QUIET_CHUNK_FRAMES.
      */

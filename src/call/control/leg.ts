@@ -10,7 +10,7 @@
  */
 import type { AudioFrame } from '../../audio/frame.ts';
 import type { RtpSession } from '../../media/rtp-session.ts';
-import { createOffer, processAnswer } from '../../media/sdp-negotiate.ts';
+import { processAnswer } from '../../media/sdp-negotiate.ts';
 import { createSdpSession } from '../../media/sdp-write.ts';
 import type { Dialog } from '../../sip/dialog.ts';
 import { trunkUri, uriHostWithoutPort, type ProvisionedTrunk } from '../../sip/trunk-registry.ts';
@@ -20,6 +20,7 @@ import type { UserAgent } from '../../sip/user-agent.ts';
 import type { Clock } from '../../util/clock.ts';
 import { mediaOptionsOf, type CallMediaOptions } from '../call-env.ts';
 import { formatForTrunk } from '../numbers.ts';
+import { OutboundOffers } from '../outbound-offer.ts';
 import { CALLER_ID_REFUSALS, trunkCallerId, type CallerId } from './caller-id.ts';
 
 export interface LegRequest {
@@ -32,7 +33,13 @@ export interface LegRequest {
   signal?: AbortSignal;
 }
 
-export type LegFailure = { ok: false; reason: 'busy' | 'no-answer' | 'rejected' | 'failed'; status: number };
+export type LegFailure = {
+  ok: false;
+  reason: 'busy' | 'no-answer' | 'rejected' | 'failed';
+  status: number;
+  /** 'no-public-ipv6': the carrier is IPv6 and SIP_PUBLIC_HOST6 is unset, so nothing was sent. */
+  cause?: 'no-public-ipv6';
+};
 
 export interface LegDeps {
   ua: UserAgent;
@@ -146,13 +153,13 @@ export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: tru
     await media.close('failed');
     return { ok: false, reason: 'failed', status: 503 };
   }
-  const offer = createOffer(local, createSdpSession(String(Date.now())));
+  const offers = new OutboundOffers(local, createSdpSession(String(Date.now())));
   const target = legTarget(req.trunk, req.to);
   const identity = callerIdHeaders(req.trunk, req.callerId ?? trunkCallerId(spec));
   // Same trick as the outbound dialer: From carries the chosen caller id, the UA stays as is.
   const scoped = Object.create(deps.ua) as UserAgent;
   scoped.localUri = () => identity.from;
-  const invite = new OutgoingInvite(scoped, target, offer.offerSdp, { credentials: digestCredentials(spec.username, spec.password), headers: identity.headers });
+  const invite = new OutgoingInvite(scoped, target, offers.offerFor, { credentials: digestCredentials(spec.username, spec.password), headers: identity.headers });
   void invite.start();
   let noAnswer = false;
   const ringing = deps.clock.setTimeout(() => {
@@ -167,6 +174,7 @@ export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: tru
   } catch (err) {
     await media.close('failed');
     if (noAnswer) return { ok: false, reason: 'no-answer', status: 408 };
+    if (err instanceof InviteFailedError && err.code === 'no-public-ipv6') return { ok: false, reason: 'failed', status: err.status, cause: 'no-public-ipv6' };
     return failureOf(err instanceof InviteFailedError ? err.status : 500);
   } finally {
     ringing.cancel();
@@ -177,8 +185,10 @@ export async function dialLeg(deps: LegDeps, req: LegRequest): Promise<{ ok: tru
     await media.close('cancelled');
     return { ok: false, reason: 'failed', status: 487 };
   }
+  const sent = offers.sent(invite.advertised ?? local.address);
+  media.advertise(sent.local.address);
   try {
-    media.start(processAnswer(dialog.remoteSdp ?? '', offer.offered));
+    media.start(processAnswer(dialog.remoteSdp ?? '', sent.offer.offered));
   } catch {
     void dialog.bye();
     await media.close('failed');

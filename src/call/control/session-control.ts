@@ -1,6 +1,6 @@
 /**
  * CallControl on a live CallSession (src/call/tools/control.ts is the contract the voice tools
- * call). Decisions worth knowing (README, "Call tools"):
+ * call). Decisions worth knowing (docs/CALLS.md, "Call tools, voicemail, campaigns"):
  * - end_call: hangUp(afterSpeech) returns at once. The engine hangs up itself once the goodbye
  *   has played (the tool is `ends: true`); as a safety net the call is hung up after the
  *   assistant has been quiet for `endCallIdleMs`.
@@ -126,6 +126,7 @@ export class SessionControl implements CallControl {
     });
     if (refer.ok) {
       await c.details.set({ transfer: { ...base, method: 'refer', refer_status: refer.referStatus, notify_status: refer.notifyStatus } });
+      c.session.log.info({ type: 'blind', method: 'refer', target: target.target }, 'call transferred');
       // The far end has connected the caller elsewhere: our leg is done. After this turn, not in it.
       this.clock.setTimeout(() => void c.hangUpNow('local-hangup'), 0);
       return { ok: true, method: 'refer' };
@@ -143,7 +144,7 @@ export class SessionControl implements CallControl {
     const callerId = callerIdRecord(dialed.callerId, dialed.passthroughRefused);
     if (!dialed.ok) {
       await c.details.set({ transfer: { ...base, method: 'bridge', refer_status: refer.referStatus, failed: true, leg_status: dialed.status, caller_id: callerId } });
-      return { ok: false, reason: dialed.reason, detail: `bridge leg: ${dialed.status}` };
+      return { ok: false, reason: dialed.reason, detail: `bridge leg: ${dialed.status}${dialed.cause ? ` ${dialed.cause}` : ''}` };
     }
     if (!c.active) {
       await dialed.leg.hangup();
@@ -154,6 +155,7 @@ export class SessionControl implements CallControl {
     c.view?.mute(true);
     c.beginHandover();
     this.recordLegs({ ...base, caller_id: callerId }, refer.referStatus, bridge);
+    c.session.log.info({ type: 'blind', method: 'bridge', target: target.target }, 'call transferred');
     return { ok: true, method: 'bridge' };
   }
 

@@ -70,7 +70,7 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
   base.caller_id = callerIdRecord(dialed.callerId, dialed.passthroughRefused);
   if (!dialed.ok) {
     const outcome = dialed.reason === 'no-answer' ? 'no-answer' : dialed.reason === 'failed' ? 'failed' : 'refused';
-    return resume({ outcome, detail: `supervisor leg: ${dialed.status}` });
+    return resume({ outcome, detail: `supervisor leg: ${dialed.status}${dialed.cause ? ` ${dialed.cause}` : ''}` });
   }
   const leg = dialed.leg;
   if (!c.active) {
@@ -93,6 +93,7 @@ export async function warmTransfer(c: Conductor, control: SessionControl, opts: 
   bridge.start();
   c.beginHandover();
   control.recordLegs({ ...base, outcome: 'accepted', summary }, null, bridge);
+  c.session.log.info({ type: 'warm', method: 'bridge', supervisor: opts.supervisor }, 'call transferred');
   return { outcome: 'accepted' };
 }
 

@@ -1,5 +1,5 @@
 /**
- * After the call (issue 4, point 12): `finishCall` runs once a call's record is closed —
+ * After the call: `finishCall` runs once a call's record is closed —
  * billing, then evaluation, then the webhook, in that order because the webhook carries the
  * cost and the evaluation. The call layer calls it at call end; it is idempotent, so a call
  * finished twice (a retry, a restart sweep, two code paths racing) bills once, evaluates once

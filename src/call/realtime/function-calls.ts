@@ -10,6 +10,7 @@
  * on the fallback model, which runs its own tool rounds); the realtime model gets the answer as
  * the result of its pending calls and speaks it (multimodal) or our TTS does (dualplex).
  */
+import { traceTool } from '../../telemetry/tools.ts';
 import { buildTools } from '../../agent/tools.ts';
 import type { AgentDeps, AgentTool, FunctionCallRecord, TurnInput, TurnMessage, TurnResult } from '../../agent/types.ts';
 import type { FunctionArguments } from '../../providers/realtime/realtime.ts';
@@ -65,7 +66,7 @@ export async function runFunctionCall(tools: ReadonlyMap<string, AgentTool>, cal
   else if (!call.arguments.ok) result = { error: `Invalid arguments (not JSON): ${call.arguments.error}` };
   else {
     try {
-      result = await tool.run(args, signal);
+      result = await traceTool(call.name, () => tool.run(args, signal));
     } catch (err) {
       result = { error: (err as Error).message };
     }

@@ -10,6 +10,7 @@
  * and its settings/phrases have realtime twins here (player.ts, settings.ts) until cascade/ is
  * finished and the common parts can move to one module.
  */
+import { callLogger } from '../cascade/deps.ts';
 import type { AgentDeps, AgentTool, TurnMessage } from '../../agent/types.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
 import type { RealtimeProvider, RealtimeSessionConfig } from '../../providers/realtime/realtime.ts';
@@ -183,7 +184,7 @@ export async function startRealtimeEngine(
     model: model.model,
     apiKey: ctx.realtime.apiKey,
     ...(ctx.realtime.baseUrl ? { baseUrl: ctx.realtime.baseUrl } : {}),
-    logger: ctx.logger,
+    logger: callLogger(ctx.logger, session.uuid),
     language,
     inputTranscription: { ...DEFAULT_INPUT_TRANSCRIPTION, language: language.split('-')[0]! },
     tools: { ...(ctx.agentDeps ? { agentDeps: ctx.agentDeps } : {}), ...(voiceTools ? { extraTools: voiceTools } : {}) },

@@ -30,7 +30,7 @@ export type RealtimeTimelineEvent =
 
 export type RealtimeTimelineListener = (event: RealtimeTimelineEvent) => void;
 
-/** Per-call tallies: model errors and rate limits are logged and counted (issue 6, point 7). */
+/** Per-call tallies: model errors and rate limits are logged and counted. */
 export interface RealtimeCallCounters {
   modelErrors: number;
   rateLimitUpdates: number;

@@ -39,6 +39,7 @@ import type { TranscriptEntry } from '../transcript.ts';
 import { finishAndMark, recordTranscript } from './finish.ts';
 import { assistantStt } from '../control/transcriber.ts';
 import { llmSummarizer } from './summarize.ts';
+import { currentCallTrace, startCallTrace } from '../../telemetry/call-trace.ts';
 
 /** What any engine leaves behind for the record and post-call work. */
 export interface EngineOutcome {
@@ -129,6 +130,13 @@ export class CallRunner {
     if (session.state !== 'active') return;
     const log = this.deps.logger.child({ call: session.uuid, assistantId: assistant.id, mode: assistant.mode });
     this.active.add(session.uuid);
+    // A `call` span (tracing on): the engine's turns and provider requests run in its context.
+    const trace = startCallTrace({ uuid: session.uuid, direction: session.direction, mode: assistant.mode, trunk: session.trunkKey, assistantId: assistant.id });
+    if (trace) return trace.run(() => this.runCall(session, assistant, callVariables, log).finally(() => trace.end({ endCause: session.endCause })));
+    return this.runCall(session, assistant, callVariables, log);
+  }
+
+  private async runCall(session: CallSession, assistant: AssistantRecord, callVariables: Record<string, unknown> | undefined, log: Logger): Promise<void> {
     // Made at the answer: its zero is the call's, whichever run starts recording.
     const dataDir = this.deps.engine.dataDir;
     const recording = dataDir ? new CallRecording(session, this.deps.engine.clock, dataDir) : undefined;
@@ -136,15 +144,19 @@ export class CallRunner {
     try {
       let outcome: EngineOutcome | undefined;
       let cause: EndCause = 'local-hangup';
+      let failure: unknown;
       try {
         outcome = await this.converse(session, assistant, callVariables, log, recording);
       } catch (err) {
+        failure = err;
         log.error({ err: (err as Error).message }, 'call engine failed: apologising and hanging up');
         await this.apologise(session, session.outbound, FAILURE_APOLOGY, log);
         cause = 'error';
       }
       if (session.state === 'active') await session.close(cause);
       await session.done;
+      // The call span covers the call; its post-call work below comes after it, in its trace.
+      currentCallTrace()?.end({ endCause: session.endCause, error: failure });
       const saved = await recording?.save(session.endCause).catch((err: unknown) => {
         log.error({ err: (err as Error).message }, 'could not write the call recording');
         return undefined;

@@ -17,6 +17,7 @@ import { SpeechProviders } from '../../providers/registry.ts';
 import { FliteTtsProvider } from '../../providers/tts/flite-tts.ts';
 import type { Clock } from '../../util/clock.ts';
 import { createCascadeMetrics } from '../cascade/index.ts';
+import type { ProviderMetrics } from '../../telemetry/provider-metrics.ts';
 import type { EngineContext } from '../engine.ts';
 
 export interface EnginePartsInput {
@@ -27,6 +28,8 @@ export interface EnginePartsInput {
   agent: EngineContext['agent'];
   /** The /metrics registry of the API: per-turn latency histograms are served there. */
   metricsRegistry: client.Registry;
+  /** Speech providers' requests and first-byte latency (absent: not measured). */
+  providerMetrics?: ProviderMetrics;
 }
 
 export interface EngineParts {
@@ -41,7 +44,7 @@ export interface EngineParts {
  * Least time between two batches handed to the denoiser's worker thread, ms
  * (src/util/batch-pacer.ts): one batch per frame period, so with many calls the frames of the
  * media clock's passes share one hand-over instead of one each (four passes per frame then, a
- * quarter of the batches' fixed cost on both threads: bench/RESULTS.md, session 6; two now).
+ * quarter of the batches' fixed cost on both threads: docs/bench-history.md, 2026-11-26 17:20; two now).
  * The price is at most this much on when a frame's denoised audio reaches STT and the VAD, so
  * on an endpointing decision that waits 200–1200 ms of silence anyway; nothing the caller hears.
  */
@@ -54,8 +57,8 @@ export const DENOISER_BATCH_INTERVAL_MS = 20;
  * denoiser's batches, whose fixed cost (the hand-over both ways, the worker's wake-up) is much of
  * what it costs, with every frame still denoised: the cascade's listener keeps a few frames of a
  * call in flight (LISTENER_FRAMES_IN_FLIGHT), so a batch takes all that came since the last. At
- * 100 calls 1.6–4.3 % less CPU per call, with as many replies (paired runs, bench/RESULTS.md,
- * session 16), at up to 20 ms more on when denoised audio and the VAD's answers come, against
+ * 100 calls 1.6–4.3 % less CPU per call, with as many replies (paired runs, docs/bench-history.md,
+ * 2026-11-27 20:03), at up to 20 ms more on when denoised audio and the VAD's answers come, against
  * turn ends that wait 200–1200 ms of silence. Under that load the CPU is what limits the calls a
  * machine takes; a quieter engine keeps the 20 ms.
  */
@@ -70,7 +73,7 @@ export function denoiserBusyPacing(busyBatchMs: number): BusyPacing | undefined 
  * it (`enable_noise_cancellation: false`) every media-clock pass (5 ms apart then) made a batch
  * of its own: about 195 runs a second of 4 windows at 100 calls, where a run's fixed cost (the hand-over
  * both ways, ONNX Runtime's per-run work, the wake-ups) is worth several windows. At 10 ms: about
- * 100 runs of 8 windows, 6–7 % less CPU per call (paired runs, bench/RESULTS.md, session 14), at
+ * 100 runs of 8 windows, 6–7 % less CPU per call (paired runs, docs/bench-history.md, 2026-11-27 13:43), at
  * up to 10 ms on a VAD answer, half what the denoiser's pacing adds. The results of a batch come
  * back as one burst of those calls' turn-taking work; since RTP leaves from its own thread, that
  * no longer moves packets (150 VAD calls: send-interval error p99 1.4 ms, as without).
@@ -79,7 +82,7 @@ export const VAD_BATCH_INTERVAL_MS = 10;
 
 export async function loadEngineParts(input: EnginePartsInput): Promise<EngineParts> {
   const log = input.logger.child({ part: 'engine' });
-  // The spectral suppressor by default: RNNoise costs 8-9x the CPU (bench/RESULTS.md), and in its
+  // The spectral suppressor by default: RNNoise costs 8-9x the CPU (docs/bench-history.md), and in its
   // own worker thread, off the thread that paces every call's RTP; started first, so the worker
   // boots (~0.3 s) while the VAD and Flite load. A failure costs noise cancellation, not calls:
   // the cascade runs without a denoiser when none is given.
@@ -106,7 +109,12 @@ export async function loadEngineParts(input: EnginePartsInput): Promise<EnginePa
   const denoiser = await denoiserLoad;
   if (denoiser?.vadError) log.warn({ err: denoiser.vadError }, "the denoiser's worker could not load the VAD: the callers' VAD runs on its own thread");
   const fliteOnce = (): Promise<FliteTts> => Promise.resolve(flite);
-  const speech = new SpeechProviders({ config: input.config, flite: fliteOnce, clock: input.clock });
+  const speech = new SpeechProviders({
+    config: input.config,
+    flite: fliteOnce,
+    clock: input.clock,
+    ...(input.providerMetrics ? { metrics: input.providerMetrics } : {}),
+  });
   const ctx: EngineContext = {
     clock: input.clock,
     logger: log,

@@ -59,6 +59,7 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
     catalog: ctx.catalog,
     agent: input.agent,
     metricsRegistry: input.metricsRegistry,
+    ...(ctx.providerMetrics ? { providerMetrics: ctx.providerMetrics } : {}),
   });
   const postCall = postCallDeps(ctx, input.llm, input.events);
   const runner = new CallRunner({

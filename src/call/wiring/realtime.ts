@@ -7,16 +7,19 @@
 import type { AppContext } from '../../context.ts';
 import type { AgentDeps } from '../../agent/types.ts';
 import { OpenAiRealtime } from '../../providers/realtime/openai-realtime.ts';
+import { instrumentRealtime } from '../../telemetry/provider-metrics.ts';
+import { traceRealtime } from '../../telemetry/provider-spans.ts';
 import type { EngineContext } from '../engine.ts';
 import { startRealtimeEngine, type RealtimeEngineContext } from '../realtime/index.ts';
 import type { RealtimeRunner } from './call-runner.ts';
 
-export function realtimeRunner(engine: EngineContext, ctx: Pick<AppContext, 'config' | 'catalog' | 'logger'>, agentDeps: AgentDeps): RealtimeRunner {
+export function realtimeRunner(engine: EngineContext, ctx: Pick<AppContext, 'config' | 'catalog' | 'logger' | 'providerMetrics'>, agentDeps: AgentDeps): RealtimeRunner {
+  const link = traceRealtime(new OpenAiRealtime({ logger: ctx.logger.child({ part: 'realtime' }) }));
   const rctx: RealtimeEngineContext = {
     ...engine,
     catalog: ctx.catalog,
     realtime: {
-      provider: new OpenAiRealtime({ logger: ctx.logger.child({ part: 'realtime' }) }),
+      provider: ctx.providerMetrics ? instrumentRealtime(link, ctx.providerMetrics) : link,
       apiKey: ctx.config.openai.apiKey ?? '',
       ...(ctx.config.openai.baseUrl ? { baseUrl: ctx.config.openai.baseUrl } : {}),
     },

@@ -29,7 +29,7 @@ export const ORPHAN_END_CAUSE = 'engine-restart';
  */
 const SESSION_CAUSES: readonly (EndCause | typeof ORPHAN_END_CAUSE)[] = [
   'remote-hangup', 'local-hangup', 'max-duration', 'rtp-timeout', 'session-expired', 'ack-timeout', 'cancelled',
-  'no-answer', 'busy', 'declined', 'invalid-number', 'failed', 'shutdown', 'error', ORPHAN_END_CAUSE,
+  'no-answer', 'busy', 'declined', 'invalid-number', 'failed', 'no-public-ipv6', 'shutdown', 'error', ORPHAN_END_CAUSE,
 ];
 
 export interface SweeperDeps {

@@ -1,7 +1,7 @@
 /**
  * RTP socket I/O in a thread of its own (./worker.ts), seen from the event-loop thread: the
  * `RtpIo` the port pool binds RTP sockets through by default (SWITCHBOARD_RTP_THREAD=0 keeps RTP on
- * the event-loop thread instead: about a tenth less CPU, a longer send-interval tail; bench/RESULTS.md, session 9).
+ * the event-loop thread instead: about a tenth less CPU, a longer send-interval tail; docs/bench-history.md, 2026-11-27 00:25).
  *
  * Why: with every call's RTP sent from the event-loop thread, any pause of that thread (a young-
  * generation GC of 2-4.5 ms about once a second at 150 calls, a long task) delays the packets of
@@ -233,7 +233,7 @@ class Link implements SocketLink {
       // A datagram of its own (the jitter buffer keeps views into it until playout), carved from
       // Buffer's shared pool rather than an ArrayBuffer each: at 150 calls 7,500 array buffers a
       // second would be swept at every scavenge on this thread (1.5-2.3 ms of the pause when
-      // swept in it: bench/RESULTS.md, session 9), which is what this I/O thread is there to
+      // swept in it: docs/bench-history.md, 2026-11-27 00:25), which is what this I/O thread is there to
       // spare it. A kept datagram holds at most one pool (8 KiB).
       const msg = Buffer.allocUnsafe(payloadLength(ring, at));
       this.inBytes.copy(msg, 0, start, start + msg.length);

@@ -25,7 +25,10 @@ export const SRTP_AUTH_FAILED = -2;
 export const SRTP_REPLAYED = -3;
 
 export interface SrtpCounters {
+  /** SRTP and SRTCP packets that failed authentication. */
   authFailed: number;
+  /** Of those, SRTCP (a peer that sends some RTCP in the clear shows up here alone). */
+  rtcpAuthFailed: number;
   replayed: number;
   malformed: number;
 }
@@ -42,7 +45,7 @@ interface InboundStream {
 
 export class SrtpSession {
   readonly suite: SrtpSuite;
-  readonly counters: SrtpCounters = { authFailed: 0, replayed: 0, malformed: 0 };
+  readonly counters: SrtpCounters = { authFailed: 0, rtcpAuthFailed: 0, replayed: 0, malformed: 0 };
   private readonly txRtp: SrtpCipher;
   private readonly txRtcp: SrtpCipher;
   private readonly rxRtp: SrtpCipher;
@@ -121,7 +124,10 @@ export class SrtpSession {
     const stream = this.inbound.get(ssrc);
     if (stream && stream.rtcpReplay.check(index) !== 'ok') return this.refuse(SRTP_REPLAYED);
     const plain = this.rxRtcp.unprotectRtcp(buf, length, ssrc, index, encrypted);
-    if (plain < 0) return this.refuse(SRTP_AUTH_FAILED);
+    if (plain < 0) {
+      this.counters.rtcpAuthFailed++;
+      return this.refuse(SRTP_AUTH_FAILED);
+    }
     (stream ?? this.addInbound(ssrc)).rtcpReplay.accept(index);
     return plain;
   }

@@ -114,7 +114,10 @@ function toProviderError(err: unknown, label: string): ProviderError {
   if (err instanceof ProviderError) return err;
   let message = err instanceof Error ? err.message : String(err);
   if (err instanceof OpenAI.APIError && err.status) message = `model provider answered ${err.status}: ${message}`;
-  return new ProviderError(message, label);
+  const e = new ProviderError(message, label);
+  // Kept so the chat side can say what failed (status, refused connection) without parsing text.
+  (e as { cause?: unknown }).cause = err;
+  return e;
 }
 
 function toOpenAiMessage(m: LlmMessage): ChatCompletionMessageParam {

@@ -11,6 +11,7 @@
  * connect() resolves once the server has answered our `session.update` with `session.updated`,
  * so a bad session (unknown voice, wrong format) fails the connect instead of the first turn.
  */
+import { traceHeaders } from '../../telemetry/spans.ts';
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
 import type { AudioFrame } from '../../audio/frame.ts';
@@ -128,7 +129,7 @@ class OpenAiRealtimeConnection implements RealtimeConnection {
 
   open(url: string): Promise<void> {
     const timeoutMs = this.provider.options.connectTimeoutMs ?? 10_000;
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.opts.apiKey}` };
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.opts.apiKey}`, ...traceHeaders() };
     if (this.dialect === 'beta') headers['OpenAI-Beta'] = 'realtime=v1';
     const ws = new WebSocket(url, { headers, handshakeTimeout: timeoutMs });
     this.ws = ws;

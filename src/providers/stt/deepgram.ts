@@ -17,6 +17,7 @@
  * `KeepAlive` holds the socket in between. Its result times are of the audio it got; they are
  * mapped back onto the call's audio clock (the stretches left out added back) before they leave.
  */
+import { traceHeaders } from '../../telemetry/spans.ts';
 import WebSocket from 'ws';
 import { pcmToBytes, type AudioFrame } from '../../audio/frame.ts';
 import { ProviderError } from '../../util/errors.ts';
@@ -56,7 +57,7 @@ interface Results {
 
 /**
  * A `Results` message's fields, or what is wrong with it. Checked by hand: a few messages a
- * second per call, and a schema library's pass copied every one of them (bench/RESULTS.md).
+ * second per call, and a schema library's pass copied every one of them (docs/bench-history.md).
  */
 function readResults(m: Record<string, unknown>): Results | string {
   const { start, duration, is_final, speech_final, from_finalize, channel } = m;
@@ -293,7 +294,7 @@ class DeepgramStream implements SttStream {
 
   private connect(): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(this.url, { headers: { Authorization: `Token ${this.o.apiKey ?? ''}` }, perMessageDeflate: false });
+      const ws = new WebSocket(this.url, { headers: { Authorization: `Token ${this.o.apiKey ?? ''}`, ...traceHeaders() }, perMessageDeflate: false });
       this.connecting = ws;
       const timeoutMs = this.o.connectTimeoutMs ?? 5000;
       const fail = (e: ProviderError) => {

@@ -39,6 +39,12 @@ export class OutboxRepo {
     return Number(res.lastInsertRowid);
   }
 
+  /** Rows not yet delivered nor given up (read at /metrics scrape: one indexed count). */
+  pendingCount(): number {
+    const row = this.store.sqlite.prepare(`SELECT COUNT(*) AS n FROM webhook_outbox WHERE status = 'pending'`).get() as { n: number };
+    return row.n;
+  }
+
   async due(now: number, limit = 20): Promise<OutboxRow[]> {
     const rows = await this.store.db
       .selectFrom('webhook_outbox')

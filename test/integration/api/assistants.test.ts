@@ -37,6 +37,8 @@ describe('create', () => {
     expect(res.body).toEqual({
       message: expect.any(String),
       data: { id: expect.any(Number), name: 'Support line', status: 'inactive', type: 'outbound', mode: 'pipeline' },
+      // An addition to the spec's body (docs/API.md): this app has no provider keys.
+      warnings: expect.arrayContaining([expect.objectContaining({ field: 'llm_model_id', env: 'OPENAI_API_KEY' })]),
     });
   });
   it('multimodal assistant', async () => {
@@ -145,7 +147,11 @@ describe('update', () => {
     t.clock.advance(1000);
     const res = await t.call(a.key, 'PUT', `/user/assistant/${id}`, { name: 'Renamed', max_duration: 1200 });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ message: expect.any(String), data: expect.objectContaining({ id, name: 'Renamed', max_duration: 1200, system_prompt: 'You are a helpful agent.' }) });
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      data: expect.objectContaining({ id, name: 'Renamed', max_duration: 1200, system_prompt: 'You are a helpful agent.' }),
+      warnings: expect.any(Array),
+    });
     expect(res.body.data.updated_at).not.toBe(res.body.data.created_at);
     expect((await t.call(a.key, 'GET', `/user/assistant/${id}`)).body.name).toBe('Renamed');
   });

@@ -13,6 +13,7 @@ import type { RateDecision, RateLimiter } from '../../../src/api/rate-limit.ts';
 import type { AppContext } from '../../../src/context.ts';
 import { dollarsToMicros } from '../../../src/util/money.ts';
 import { LOOPBACK_ALLOW_CIDRS } from '../../support/outbound.ts';
+import { assertContract, recordResponses, type RecordedResponse } from '../../support/api-contract.ts';
 
 /** Admits everything: table-driven tests send hundreds of requests and are not about limits. */
 export const noLimits: RateLimiter = {
@@ -26,8 +27,10 @@ export interface Harness {
   clock: ManualClock;
   /** Every line the engine logged (pino JSON), at trace level. */
   logs: string[];
+  /** Every answer the app sent, checked against /api/openapi.json on close. */
+  responses: RecordedResponse[];
   account(balanceDollars?: number): Promise<{ id: number; key: string }>;
-  call(key: string | undefined, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; raw: string; headers: Record<string, unknown> }>;
+  call(key: string | undefined, method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; raw: string; headers: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -35,7 +38,7 @@ export interface Harness {
  * Like test/support/app.ts, but exposes the route table (`built.api.routes`, `built.served`),
  * captures the log at trace level and takes a limiter (default: none).
  */
-export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } = {}): Promise<Harness> {
+export async function harness(opts: { limiter?: RateLimiter; dataDir?: string; env?: Record<string, string> } = {}): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2025, 0, 6, 12));
   const store = openMemoryStore();
   const secrets = new SecretBox(Buffer.alloc(32, 9));
@@ -51,6 +54,7 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
     SWITCHBOARD_DATA_DIR: opts.dataDir ?? '/tmp/switchboard-test-unused',
     SIP_PUBLIC_HOST: '127.0.0.1',
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+    ...opts.env,
   });
   const ctx: AppContext = {
     config,
@@ -64,6 +68,8 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
   };
   const built = await buildApp(ctx, { limiter: opts.limiter ?? noLimits });
   const { app } = built;
+  // Every answer of every test keeps the API document's contract; checked on close.
+  const recorded = recordResponses(app);
   await app.ready();
   return {
     app,
@@ -71,6 +77,7 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
     ctx,
     clock,
     logs,
+    responses: recorded,
     async account(balanceDollars = 0) {
       const account = await ctx.repos.accounts.create('test account');
       if (balanceDollars) ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
@@ -78,7 +85,8 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
     },
     async call(key, method, url, body, headers = {}) {
       const res = await app.inject({
-        method,
+        // Route tables give methods as plain strings; fastify checks them at run time.
+        method: method as InjectOptions['method'],
         url: url.startsWith('/api') ? url : `/api${url}`,
         headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
         ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
@@ -92,8 +100,12 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string } 
       return { status: res.statusCode, body: parsed, raw: res.body, headers: res.headers };
     },
     async close() {
-      await app.close();
-      await store.close();
+      try {
+        await assertContract(app, recorded);
+      } finally {
+        await app.close();
+        await store.close();
+      }
     },
   };
 }

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harness, seed, type Harness } from './harness.ts';
 
 /**
- * Issue 2 asks create/list/read/delete for every open group of interface.md. These are the
- * operations interface.md does not list but the issue does: read of folders, labels and phone
- * numbers; delete of campaigns and WhatsApp senders; read and delete of knowledge-base documents.
+ * Every open group of the API (the resources beyond the core specification) has create, list,
+ * read and delete. These are the operations the interface's list lacks: read of folders, labels
+ * and phone numbers; delete of campaigns and WhatsApp senders; read and delete of knowledge-base
+ * documents.
  * Cross-tenant checks of each are in cross-tenant.test.ts.
  */
 

@@ -51,6 +51,10 @@ export interface WorldOptions {
   balanceDollars?: number;
   /** RTP ports for the engine (two per call); default 100. */
   rtpPorts?: number;
+  /** The engine's log lines (JSON, one per write) and their level; default: silent. */
+  log?: { level: string; destination: { write(line: string): void } };
+  /** More engine environment (OTEL_* for tracing tests). */
+  env?: Record<string, string>;
 }
 
 export async function freePort(): Promise<number> {
@@ -91,14 +95,16 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       SIP_PUBLIC_HOST: '127.0.0.1',
       RTP_PORT_MIN: String(rtpMin),
       RTP_PORT_MAX: String(rtpMin + rtpPorts - 1),
-      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+      LOG_LEVEL: opts.log?.level ?? process.env.E2E_LOG_LEVEL ?? 'silent',
       OPENAI_API_KEY: audio.apiKey,
       OPENAI_BASE_URL: router.baseUrl,
       DEEPGRAM_API_KEY: deepgram.options.apiKey,
       DEEPGRAM_BASE_URL: deepgram.url.replace(/^ws/, 'http'),
       // The webhook sink and tool stand-ins are on loopback.
       SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
+      ...opts.env,
     }),
+    opts.log ? { logDestination: opts.log.destination } : {},
   );
   const repos = engine.ctx.repos;
   const row = await repos.accounts.create('e2e');

@@ -104,3 +104,71 @@ describe('AAAA', () => {
     expect(inc.source.address).toBe('::1');
   });
 });
+
+describe('the advertised host follows the place an INVITE goes to', () => {
+  /** SRV: the IPv6-only target first, then the IPv4-only one, both at `port`. */
+  function v6ThenV4(port: number): SipDns {
+    return {
+      naptr: () => Promise.resolve([]),
+      srv: (name) =>
+        Promise.resolve(
+          name === '_sip._udp.carrier.test'
+            ? [
+                { name: 'v6.carrier.test', port, priority: 1, weight: 1 },
+                { name: 'v4.carrier.test', port, priority: 2, weight: 1 },
+              ]
+            : [],
+        ),
+      addresses: (name) => Promise.resolve(name === 'v4.carrier.test' ? ['127.0.0.1'] : []),
+      addresses6: (name) => Promise.resolve(name === 'v6.carrier.test' ? ['::1'] : []),
+    };
+  }
+
+  it('with host6, the IPv6 place gets the offer made for host6', async () => {
+    const bob = await ua('bob', '::');
+    const alice = await ua('alice', '::', { dns: v6ThenV4(bob.port) });
+    alice.config.host = '127.0.0.1';
+    alice.config.host6 = '::1';
+    const asked: string[] = [];
+    const answered = answerNext(bob);
+    const invite = alice.invite('sip:bob@carrier.test', (host) => (asked.push(host), OFFER6.replace(/::1/g, host)));
+    await invite.result;
+    const { inc } = await answered;
+    expect(asked).toEqual(['::1']);
+    expect(invite.advertised).toBe('::1');
+    expect(inc.source.address).toBe('::1');
+    expect(header(inc.request, 'contact')).toBe(`<sip:alice@[::1]:${alice.port}>`);
+  });
+
+  it('without an IPv6 host, the IPv6 place is skipped (nothing sent there) and the IPv4 one gets the IPv4 offer', async () => {
+    const bob = await ua('bob', '::');
+    const alice = await ua('alice', '::', { dns: v6ThenV4(bob.port) });
+    alice.config.host = '127.0.0.1';
+    const asked: string[] = [];
+    const sources: string[] = [];
+    const answered = once<IncomingInvite>((cb) => {
+      bob.onInvite = (inc) => {
+        sources.push(inc.source.address);
+        inc.accept(ANSWER6);
+        cb(inc);
+      };
+    });
+    const invite = alice.invite('sip:bob@carrier.test', (host) => (asked.push(host), `v=0\r\no=a 1 1 IN IP4 ${host}\r\ns=-\r\nc=IN IP4 ${host}\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\n`));
+    await invite.result;
+    const inc = await answered;
+    expect(asked).toEqual(['127.0.0.1']);
+    expect(sources).toEqual(['127.0.0.1']);
+    expect(inc.offer).toContain('c=IN IP4 127.0.0.1');
+  });
+
+  it('without an IPv6 host and only an IPv6 place, the INVITE fails 503 "No IPv6 public host" with code no-public-ipv6', async () => {
+    const bob = await ua('bob', '::1');
+    let invited = 0;
+    bob.onInvite = () => invited++;
+    const alice = await ua('alice', '::');
+    alice.config.host = '127.0.0.1';
+    const err = await alice.invite(`sip:bob@[::1]:${bob.port}`, () => OFFER6).result.catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: 'no-public-ipv6', reason: expect.stringContaining('No IPv6 public host') });
+    expect(invited).toBe(0);
+  });
+});

@@ -2,12 +2,17 @@
  * RFC 3262 over real UDP on loopback: our UAC and UAS together, and each of them against a raw
  * socket that plays the other side exactly as the wire demands.
  */
+import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { header, type SipResponse } from '../../../src/sip/message.ts';
 import { parseMessage } from '../../../src/sip/parser.ts';
 import type { IncomingInvite } from '../../../src/sip/user-agent-incoming-invite.ts';
 import { UserAgent } from '../../../src/sip/user-agent.ts';
+import { digestCredentials } from '../../../src/sip/user-agent-auth.ts';
+import { formatChallenge, parseCredentials } from '../../../src/sip/digest.ts';
+import { createChallenge, DigestNonces, verifyCredentials } from '../../../src/sip/digest-server.ts';
+import { systemClock } from '../../../src/util/clock.ts';
 import { ANSWER, FAST_TIMERS, OFFER, target, uaPair, waitFor } from './ua-pair.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -222,6 +227,71 @@ describe('PRACK: our UAC against a raw UAS', () => {
     for (const t of peer.received.filter((x) => x.startsWith('PRACK '))) transactions.set(hdr(t, 'via')!, hdr(t, 'rack')!);
     expect([...transactions.values()]).toEqual(['77 1 INVITE', '78 1 INVITE']);
     expect(progress).toEqual([77, 78]);
+    call.cancel();
+  });
+});
+
+describe('PRACK challenged by the far end', () => {
+  it('a PRACK answered 407 is resent once with Proxy-Authorization from the INVITE credentials and the next CSeq; the call goes on', async () => {
+    const ua = await UserAgent.create({ host: '127.0.0.1', port: 0, timers: FAST_TIMERS, userName: 'alice' });
+    cleanups.push(() => ua.close());
+    const peer = await rawPeer();
+    const nonces = new DigestNonces({ secret: randomBytes(32), clock: systemClock });
+    const realm = 'carrier.test';
+    const call = ua.invite(`sip:raw@127.0.0.1:${peer.port}`, OFFER, { credentials: digestCredentials('trunkuser', 'trunk-secret') });
+    const invite = await peer.next((t) => t.startsWith('INVITE '));
+    const via = hdr(invite, 'via')!;
+    const common = `From: ${hdr(invite, 'from')}\r\nTo: ${hdr(invite, 'to')};tag=uas1\r\nCall-ID: ${hdr(invite, 'call-id')}\r\n`;
+    peer.send(
+      `SIP/2.0 183 Session Progress\r\nVia: ${via}\r\n${common}CSeq: 1 INVITE\r\nContact: <sip:raw@127.0.0.1:${peer.port}>\r\n` +
+        `Require: 100rel\r\nRSeq: 9\r\nContent-Type: application/sdp\r\nContent-Length: ${Buffer.byteLength(ANSWER)}\r\n\r\n${ANSWER}`,
+      ua.port,
+    );
+    const reply = (req: string, code: string, extra = '') =>
+      `SIP/2.0 ${code}\r\nVia: ${hdr(req, 'via')}\r\n${common}CSeq: ${hdr(req, 'cseq')}\r\n${extra}Content-Length: 0\r\n\r\n`;
+    const prack = await peer.next((t) => t.startsWith('PRACK '));
+    expect(hdr(prack, 'cseq')).toBe('2 PRACK');
+    expect(hdr(prack, 'proxy-authorization')).toBeUndefined();
+    const challenge = formatChallenge(createChallenge(realm, nonces, { algorithm: 'SHA-256' }));
+    peer.send(reply(prack, '407 Proxy Authentication Required', `Proxy-Authenticate: ${challenge}\r\n`), ua.port);
+
+    const answered = await peer.next((t) => t.startsWith('PRACK ') && hdr(t, 'proxy-authorization') !== undefined);
+    expect(hdr(answered, 'cseq')).toBe('3 PRACK');
+    expect(hdr(answered, 'rack')).toBe('9 1 INVITE');
+    const creds = parseCredentials(hdr(answered, 'proxy-authorization')!)!;
+    expect(creds.username).toBe('trunkuser');
+    expect(verifyCredentials(creds, { realm, method: 'PRACK', nonces, password: 'trunk-secret' }).ok).toBe(true);
+    peer.send(reply(answered, '200 OK'), ua.port);
+    peer.send(
+      `SIP/2.0 200 OK\r\nVia: ${via}\r\n${common}CSeq: 1 INVITE\r\nContact: <sip:raw@127.0.0.1:${peer.port}>\r\nContent-Length: 0\r\n\r\n`,
+      ua.port,
+    );
+    const dialog = await call.result;
+    // One PRACK transaction per challenge answered: the first, then the one with credentials.
+    const branches = new Set(peer.received.filter((t) => t.startsWith('PRACK ')).map((t) => hdr(t, 'via')));
+    expect(branches.size).toBe(2);
+    // The dialog goes on past the answered PRACK's CSeq.
+    const bye = dialog.bye();
+    const byeSeen = await peer.next((t) => t.startsWith('BYE '));
+    expect(hdr(byeSeen, 'cseq')).toBe('4 BYE');
+    peer.send(reply(byeSeen, '200 OK'), ua.port);
+    await bye;
+  });
+
+  it('a PRACK challenged with no credentials to answer is not resent', async () => {
+    const ua = await UserAgent.create({ host: '127.0.0.1', port: 0, timers: FAST_TIMERS, userName: 'alice' });
+    cleanups.push(() => ua.close());
+    const peer = await rawPeer();
+    const nonces = new DigestNonces({ secret: randomBytes(32), clock: systemClock });
+    const call = ua.invite(`sip:raw@127.0.0.1:${peer.port}`, OFFER);
+    const invite = await peer.next((t) => t.startsWith('INVITE '));
+    const common = `Via: ${hdr(invite, 'via')}\r\nFrom: ${hdr(invite, 'from')}\r\nTo: ${hdr(invite, 'to')};tag=uas1\r\nCall-ID: ${hdr(invite, 'call-id')}\r\n`;
+    peer.send(`SIP/2.0 180 Ringing\r\n${common}CSeq: 1 INVITE\r\nContact: <sip:raw@127.0.0.1:${peer.port}>\r\nRequire: 100rel\r\nRSeq: 1\r\nContent-Length: 0\r\n\r\n`, ua.port);
+    const prack = await peer.next((t) => t.startsWith('PRACK '));
+    const challenge = formatChallenge(createChallenge('carrier.test', nonces, { algorithm: 'MD5' }));
+    peer.send(`SIP/2.0 401 Unauthorized\r\nVia: ${hdr(prack, 'via')}\r\nFrom: ${hdr(prack, 'from')}\r\nTo: ${hdr(prack, 'to')}\r\nCall-ID: ${hdr(prack, 'call-id')}\r\nCSeq: ${hdr(prack, 'cseq')}\r\nWWW-Authenticate: ${challenge}\r\nContent-Length: 0\r\n\r\n`, ua.port);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(new Set(peer.received.filter((t) => t.startsWith('PRACK ')).map((t) => hdr(t, 'via'))).size).toBe(1);
     call.cancel();
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 describe('configuration', () => {
-  it('applies the defaults of interface.md', () => {
+  it('applies the documented defaults (docs/CONFIGURATION.md)', () => {
     const c = loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' });
     expect(c.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(c.sip).toMatchObject({ host: '0.0.0.0', port: 5060, publicHost: '198.51.100.7' });

@@ -94,7 +94,7 @@ describe.each(cases)('SRTP session %s', (_name, suite, factory) => {
     expect(b.unprotectRtp(tampered, len)).toBe(SRTP_AUTH_FAILED);
     // The forged packet moved nothing: the real one with its index is still taken.
     expect(b.unprotectRtp(next, len)).toBe(172);
-    expect(b.counters).toEqual({ authFailed: 1, replayed: 1, malformed: 0 });
+    expect(b.counters).toEqual({ authFailed: 1, rtcpAuthFailed: 0, replayed: 1, malformed: 0 });
   });
 
   it('SRTCP: round trip, index per packet, replay refused, tampering refused', () => {
@@ -112,6 +112,18 @@ describe.each(cases)('SRTP session %s', (_name, suite, factory) => {
     expect(b.unprotectRtcp(replay, n1)).toBe(SRTP_REPLAYED);
     second[9]! ^= 1;
     expect(b.unprotectRtcp(second, n2)).toBe(SRTP_AUTH_FAILED);
+  });
+
+  it('a plaintext RTCP BYE + SDES (what baresip 1.0 sends at hang-up, see engine-tls.test.ts) is refused and counted as an SRTCP failure', () => {
+    const { b } = pair(suite, factory);
+    // The 68 bytes the engine's RTCP socket got from baresip: BYE (reason "Adjo"), then SDES
+    // with its CNAME, in the clear and with no SRTCP trailer.
+    const cname = Buffer.from('sip:14155550199@127.0.0.5;transport=tls', 'latin1');
+    const sdes = Buffer.concat([Buffer.from('81ca000c367cbc5901', 'hex'), Buffer.from([cname.length]), cname, Buffer.alloc(3)]);
+    const datagram = Buffer.concat([Buffer.from('81cb0003367cbc590441646a6f000000', 'hex'), sdes]);
+    expect(datagram.length).toBe(68);
+    expect(b.unprotectRtcp(datagram, datagram.length)).toBe(SRTP_AUTH_FAILED);
+    expect(b.counters).toMatchObject({ authFailed: 1, rtcpAuthFailed: 1 });
   });
 });
 

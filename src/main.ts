@@ -75,6 +75,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // Custom tool headers stored in clear by an older build are sealed now (they read either way).
   const sealed = await ctx.repos.tools.sealPlainHeaders();
   if (sealed > 0) logger.info({ sealed }, 'custom tool headers sealed at rest');
+  // Webhook signing secrets stored in clear by an older build are sealed now (they read either way).
+  const sealedSecrets = await ctx.repos.accounts.sealPlainWebhookSecrets();
+  if (sealedSecrets > 0) logger.info({ sealed: sealedSecrets }, 'webhook signing secrets sealed at rest');
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');

@@ -14,14 +14,21 @@ export function sign(secret: string, id: string, timestampSec: number, body: str
   return `v1,${mac}`;
 }
 
-export interface SignedHeaders {
+export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
-export function signedHeaders(secret: string, id: string, timestampSec: number, body: string): SignedHeaders {
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestampSec), 'webhook-signature': sign(secret, id, timestampSec, body) };
+/**
+ * The headers of one delivery. Several secrets (a rotation's overlap) give one signature each,
+ * space-separated, the current secret's first: a receiver holding either secret verifies.
+ */
+export function signedHeaders(secrets: string | readonly string[], id: string, timestampSec: number, body: string): SignedHeaders {
+  const all = typeof secrets === 'string' ? [secrets] : secrets;
+  if (all.length === 0) throw new Error('no signing secret');
+  const signature = all.map((s) => sign(s, id, timestampSec, body)).join(' ');
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestampSec), 'webhook-signature': signature };
 }
 
 /**

@@ -119,7 +119,7 @@ describe.sequential('engine ⇐ third-party callers: the trunk number', () => {
     expect(failed.code).toBe(480);
   });
 
-  it('baresip calls the trunk number once an inbound assistant has it: answered, record names the assistant', async ({ expect, onTestFinished }) => {
+  it('baresip calls the trunk number once an inbound assistant has it: answered, record names the assistant (and, with no provider keys, the provider)', async ({ expect, onTestFinished }) => {
     const cleanups = teardown(onTestFinished);
     const inbound = (await t.create('/user/assistant', assistantBody('inbound', trunk.phone_number_id))).data.id as number;
     const peer = await Baresip.start({ sourceWav: toneWav(440, 2) });
@@ -129,7 +129,9 @@ describe.sequential('engine ⇐ third-party callers: the trunk number', () => {
     await peer.waitEvent('CALL_CLOSED', 8000);
 
     const record = await t.waitCall(Number((await inboundCall(TRUNK_NUMBER, 'baresip')).id), (c) => c.ended_at !== null);
-    expect(record).toMatchObject({ direction: 'inbound', status: 'completed', codec: 'PCMU', assistant_id: inbound, phone_number_id: trunk.phone_number_id });
+    // This engine has no provider keys: the assistant apologises and the call is recorded failed, naming the provider.
+    expect(record).toMatchObject({ direction: 'inbound', status: 'failed', codec: 'PCMU', assistant_id: inbound, phone_number_id: trunk.phone_number_id });
+    expect(record.end_cause).toMatch(/^(stt-unavailable|llm-error|tts-error): \S+/);
     const quality = record.quality as Record<string, number> | null;
     expect(quality?.packets_received ?? 0, JSON.stringify(quality)).toBeGreaterThan(50);
     // The caller got RTP back it could decode (an assistant's audio, or silence with no AI engine).

@@ -32,6 +32,7 @@ export function registerGenerateReplyRoutes(api: Api, ctx: AppContext): void {
       404: 'ASSISTANT_NOT_FOUND: no assistant with this assistant_id in the account',
       409: 'CONVERSATION_ENDED: the customer’s conversation has ended and its assistant does not allow a restart',
       502: 'PROVIDER_FAILED: the language model failed (retryable)',
+      503: 'PROVIDER_NOT_CONFIGURED: the assistant’s language model has no key in this engine (the message names the variable)',
     },
     handler: ({ body, accountId }) => generateReply(ctx, chatServices(ctx).conversations, accountId, body),
   });

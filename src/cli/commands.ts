@@ -105,6 +105,7 @@ function parse(args: string[]) {
         add: { type: 'string' },
         key: { type: 'string' },
         rotate: { type: 'boolean' },
+        force: { type: 'boolean' },
         'overlap-hours': { type: 'string' },
         assistant: { type: 'string' },
         caller: { type: 'string' },
@@ -194,10 +195,11 @@ export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown
     case 'webhooks secret': {
       const id = accountId(values.account);
       if (values['overlap-hours'] !== undefined && !values.rotate) throw new UsageError('--overlap-hours goes with --rotate');
+      if (values.force && !values.rotate) throw new UsageError('--force goes with --rotate');
       const config = loadConfig();
       const overlapMs = values['overlap-hours'] === undefined ? config.webhookSecretOverlapMs : Math.round(hours('--overlap-hours', values['overlap-hours']) * 3_600_000);
       return withStore(io, async (repos) => {
-        const state = values.rotate ? await repos.accounts.rotateWebhookSecret(id, overlapMs) : await repos.accounts.secretState(id);
+        const state = values.rotate ? await repos.accounts.rotateWebhookSecret(id, overlapMs, values.force === true) : await repos.accounts.secretState(id);
         if (!state) throw new Error(`account ${id} not found`);
         return { account_id: id, rotated: values.rotate === true, ...secretViewOf(state, systemClock.now()) };
       });

@@ -57,11 +57,12 @@ export const COMMANDS = {
   },
   'webhooks secret': {
     summary: "Show an account's webhook signing secret, or rotate it.",
-    synopsis: '--account N [--rotate [--overlap-hours H]]',
+    synopsis: '--account N [--rotate [--overlap-hours H] [--force]]',
     options: [
       { flag: '--account', arg: 'N', help: 'the account number (required)' },
       { flag: '--rotate', help: 'make a new secret current; the replaced one keeps signing during the overlap' },
       { flag: '--overlap-hours', arg: 'H', help: 'with --rotate: how long the replaced secret keeps signing, 0 to 720 (default SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS, 24)' },
+      { flag: '--force', help: 'with --rotate: rotate even while an earlier rotation still overlaps (its older secret stops signing); for a leaked secret use --force --overlap-hours 0' },
     ],
     output: '{"account_id", "rotated", "webhook_secret", "previous_secret_valid_until"}',
   },

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { AppError } from '../util/errors.ts';
 
 /**
  * An account's webhook signing secrets over time. A rotation makes a new secret current and keeps
@@ -32,12 +33,29 @@ export function isOverlapping(state: SecretState, nowMs: number): boolean {
 }
 
 /**
- * The state after a rotation at `nowMs`. The replaced secret signs for `overlapMs` more (0: it
- * stops at once); a secret still overlapping from an earlier rotation is dropped, so at most two
- * secrets ever sign.
+ * A rotation asked for while the previous one still overlaps: rotating again would stop the
+ * oldest secret signing, which receivers may still verify with. Only a forced rotation does that.
  */
-export function rotate(state: SecretState, next: string, nowMs: number, overlapMs: number): SecretState {
+export class RotationInProgressError extends AppError {
+  constructor(readonly previousUntilMs: number) {
+    super(
+      `A rotation is in progress: the previous secret signs until ${new Date(previousUntilMs).toISOString()}. Rotate again with force to retire it now (for a leaked secret, rotate with force and overlap 0).`,
+      409,
+      'ROTATION_IN_PROGRESS',
+      false,
+      { error_code: 'ROTATION_IN_PROGRESS' },
+    );
+  }
+}
+
+/**
+ * The state after a rotation at `nowMs`. The replaced secret signs for `overlapMs` more (0: it
+ * stops at once). While an earlier rotation still overlaps this refuses (RotationInProgressError)
+ * unless `force`, which drops that older secret, so at most two secrets ever sign.
+ */
+export function rotate(state: SecretState, next: string, nowMs: number, overlapMs: number, force = false): SecretState {
   if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new RangeError(`overlap must be a finite number ≥ 0, got ${overlapMs}`);
+  if (!force && isOverlapping(state, nowMs)) throw new RotationInProgressError(state.previousUntilMs!);
   if (overlapMs === 0) return { current: next, previous: null, previousUntilMs: null };
   return { current: next, previous: state.current, previousUntilMs: nowMs + overlapMs };
 }

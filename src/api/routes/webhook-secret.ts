@@ -28,6 +28,10 @@ const rotateBody = z.object({
     .max(MAX_OVERLAP_SECONDS)
     .optional()
     .meta({ description: 'How long the replaced secret keeps signing (default SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS, 24 h); 0 retires it at once.' }),
+  force: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Rotate even while an earlier rotation still overlaps; the older replaced secret then stops signing. For a leaked secret: force with overlap_seconds 0.' }),
 });
 
 export function secretViewOf(state: SecretState, nowMs: number): z.output<typeof secretView> {
@@ -59,11 +63,12 @@ export function registerWebhookSecretRoutes(api: Api, ctx: AppContext): void {
     tags,
     body: rotateBody,
     response: z.object({ message: z.string(), data: secretView }),
+    errors: { 409: 'ROTATION_IN_PROGRESS: an earlier rotation still overlaps (its replaced secret still signs); send force: true to retire that secret and rotate' },
     async handler({ body, accountId, reply }) {
       const overlapMs = body.overlap_seconds === undefined ? ctx.config.webhookSecretOverlapMs : body.overlap_seconds * 1000;
-      const state = await ctx.repos.accounts.rotateWebhookSecret(accountId, overlapMs);
+      const state = await ctx.repos.accounts.rotateWebhookSecret(accountId, overlapMs, body.force === true);
       if (!state) throw new NotFoundError('Account');
-      ctx.logger.info({ accountId, overlapMs }, 'webhook signing secret rotated');
+      ctx.logger.info({ accountId, overlapMs, forced: body.force === true }, 'webhook signing secret rotated');
       reply.header('cache-control', 'no-store');
       return { message: 'Webhook secret rotated successfully', data: secretViewOf(state, ctx.clock.now()) };
     },

@@ -87,15 +87,26 @@ export class AccountsRepo {
   }
 
   /**
-   * Makes a new signing secret current; the replaced one keeps signing for `overlapMs`. Read and
-   * write in one transaction, so two concurrent rotations cannot both keep the same old secret.
+   * Makes a new signing secret current; the replaced one keeps signing for `overlapMs`. While an
+   * earlier rotation still overlaps, throws RotationInProgressError unless `force` (which retires
+   * that older secret). Read and write in one transaction, so two concurrent rotations cannot
+   * both keep the same old secret.
    */
-  async rotateWebhookSecret(id: number, overlapMs: number): Promise<SecretState | undefined> {
+  async rotateWebhookSecret(id: number, overlapMs: number, force = false): Promise<SecretState | undefined> {
     return this.store.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('accounts').select(['webhook_secret']).where('id', '=', id).executeTakeFirst();
+      const row = await trx
+        .selectFrom('accounts')
+        .select(['webhook_secret', 'webhook_secret_previous', 'webhook_secret_previous_until'])
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (!row) return undefined;
       const now = this.clock.now();
-      const next = rotate({ current: this.reveal(row.webhook_secret), previous: null, previousUntilMs: null }, newWebhookSecret(), now, overlapMs);
+      const state: SecretState = {
+        current: this.reveal(row.webhook_secret),
+        previous: row.webhook_secret_previous === null ? null : this.reveal(row.webhook_secret_previous),
+        previousUntilMs: row.webhook_secret_previous_until,
+      };
+      const next = rotate(state, newWebhookSecret(), now, overlapMs, force);
       await trx
         .updateTable('accounts')
         .set({

@@ -115,6 +115,31 @@ describe('webhook signing secret over REST', () => {
     expect(verify(res.body.data.webhook_secret, d.headers, d.body, Math.floor(t.clock.now() / 1000))).toBe(true);
   });
 
+  it('a second rotation during the overlap answers 409 ROTATION_IN_PROGRESS and keeps both secrets; force retires the older one', async () => {
+    const a = await t.account();
+    const original = (await t.call(a.key, 'GET', '/user/webhook-secret')).body.webhook_secret as string;
+    const first = await t.call(a.key, 'POST', '/user/webhook-secret/rotate', {});
+    expect(first.status).toBe(200);
+    t.clock.advance(HOUR);
+    const second = await t.call(a.key, 'POST', '/user/webhook-secret/rotate', { overlap_seconds: 60 });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ error_code: 'ROTATION_IN_PROGRESS' });
+    expect(JSON.stringify(second.body)).not.toContain('whsec_');
+    // Nothing changed: the receiver still verifying with the original secret keeps working.
+    expect((await t.call(a.key, 'GET', '/user/webhook-secret')).body).toEqual(first.body.data);
+    const d = await deliver(a.id);
+    expect(verify(original, d.headers, d.body, Math.floor(t.clock.now() / 1000))).toBe(true);
+
+    const forced = await t.call(a.key, 'POST', '/user/webhook-secret/rotate', { force: true, overlap_seconds: 0 });
+    expect(forced.status).toBe(200);
+    expect(forced.body.data.previous_secret_valid_until).toBeNull();
+    const after = await deliver(a.id);
+    const nowSec = Math.floor(t.clock.now() / 1000);
+    expect(verify(original, after.headers, after.body, nowSec)).toBe(false);
+    expect(verify(first.body.data.webhook_secret, after.headers, after.body, nowSec)).toBe(false);
+    expect(verify(forced.body.data.webhook_secret, after.headers, after.body, nowSec)).toBe(true);
+  });
+
   it('a secret an older build stored in clear keeps signing and is sealed by sealPlainWebhookSecrets', async () => {
     const a = await t.account();
     const plain = 'whsec_' + Buffer.alloc(24, 9).toString('base64');

@@ -48,7 +48,7 @@ describe('switchboard help', { timeout: 180_000 }, () => {
       'accounts balance': ['--account', '--set', '--add'],
       'keys create': ['--account'],
       'keys revoke': ['--key'],
-      'webhooks secret': ['--account', '--rotate', '--overlap-hours'],
+      'webhooks secret': ['--account', '--rotate', '--overlap-hours', '--force'],
       replay: ['--assistant', '--caller', '--tape', '--stand-ins'],
     };
     // Every command in process (cheap), each of the three spellings as a child process for some.
@@ -172,5 +172,19 @@ describe('switchboard accounts list and webhooks secret', { timeout: 180_000 }, 
       expect(bad.code, args.join(' ')).toBe(2);
     }
     expect((await cli(dir, 'webhooks', 'secret', '--account', '9999')).code).toBe(1);
+  });
+
+  it('refuses a second rotation during an overlap (the older secret still verifies) unless --force', async () => {
+    const dir = path.join(root, 'rotate-twice');
+    const { account_id: id } = JSON.parse((await cli(dir, 'accounts', 'create', '--name', 'Hooks')).stdout);
+    const first = JSON.parse((await cli(dir, 'webhooks', 'secret', '--account', String(id), '--rotate')).stdout);
+    const second = await cli(dir, 'webhooks', 'secret', '--account', String(id), '--rotate');
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('A rotation is in progress');
+    expect(JSON.parse((await cli(dir, 'webhooks', 'secret', '--account', String(id))).stdout)).toEqual({ ...first, rotated: false });
+    expect((await cli(dir, 'webhooks', 'secret', '--account', String(id), '--force')).code).toBe(2);
+    const forced = JSON.parse((await cli(dir, 'webhooks', 'secret', '--account', String(id), '--rotate', '--force', '--overlap-hours', '0')).stdout);
+    expect(forced).toEqual({ account_id: id, rotated: true, webhook_secret: expect.stringMatching(/^whsec_/), previous_secret_valid_until: null });
+    expect(forced.webhook_secret).not.toBe(first.webhook_secret);
   });
 });

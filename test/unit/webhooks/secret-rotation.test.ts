@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OVERLAP_MS, isOverlapping, newWebhookSecret, rotate, signingSecrets } from '../../../src/webhooks/secret-rotation.ts';
+import { DEFAULT_OVERLAP_MS, isOverlapping, newWebhookSecret, rotate, RotationInProgressError, signingSecrets } from '../../../src/webhooks/secret-rotation.ts';
 import { signedHeaders, verify } from '../../../src/webhooks/signing.ts';
 
 const T0 = 1_700_000_000_000;
@@ -20,11 +20,14 @@ describe('webhook secret rotation core', () => {
     expect(signingSecrets(state, T0 + DEFAULT_OVERLAP_MS)).toEqual(['whsec_new']);
   });
 
-  it('an overlap of 0 retires the old secret at once; a second rotation drops the oldest', () => {
+  it('an overlap of 0 retires the old secret at once; a second rotation during the overlap is refused unless forced, which drops the oldest', () => {
     expect(signingSecrets(rotate({ current: 'a', previous: null, previousUntilMs: null }, 'b', T0, 0), T0)).toEqual(['b']);
     const once = rotate({ current: 'a', previous: null, previousUntilMs: null }, 'b', T0, 1000);
-    const twice = rotate(once, 'c', T0 + 10, 1000);
+    expect(() => rotate(once, 'c', T0 + 10, 1000)).toThrow(RotationInProgressError);
+    const twice = rotate(once, 'c', T0 + 10, 1000, true);
     expect(signingSecrets(twice, T0 + 10)).toEqual(['c', 'b']);
+    // Once the overlap is over, no force is needed.
+    expect(signingSecrets(rotate(once, 'c', T0 + 1000, 1000), T0 + 1000)).toEqual(['c', 'b']);
     expect(() => rotate(once, 'd', T0, -1)).toThrow(RangeError);
   });
 

@@ -37,9 +37,12 @@ export function signedHeaders(secrets: string | readonly string[], id: string, t
  */
 export function verify(secret: string, headers: Record<string, string | undefined>, body: string, nowSec: number, toleranceSec = 300): boolean {
   const id = headers['webhook-id'];
-  const ts = Number(headers['webhook-timestamp']);
+  const rawTs = headers['webhook-timestamp'];
   const given = headers['webhook-signature'];
-  if (!id || !Number.isFinite(ts) || !given || Math.abs(nowSec - ts) > toleranceSec) return false;
+  // Digits only: "1e3", "+1000" or " 1000" would otherwise verify a signature made over "1000".
+  if (!id || rawTs === undefined || !/^\d{1,15}$/.test(rawTs) || !given) return false;
+  const ts = Number(rawTs);
+  if (Math.abs(nowSec - ts) > toleranceSec) return false;
   const expected = Buffer.from(sign(secret, id, ts, body));
   return given.split(' ').some((s) => {
     const b = Buffer.from(s);

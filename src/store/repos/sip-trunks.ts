@@ -151,11 +151,11 @@ export class SipTrunksRepo implements StoredTrunkSource {
     const trunk = await this.get(accountId, id);
     if (!trunk) return undefined;
     const stoppedCampaignIds = await this.store.db.transaction().execute(async (trx) => {
-      const numbers = (await trx.selectFrom('phone_numbers').select('id').where('sip_trunk_id', '=', id).execute()).map((r) => r.id);
+      const numbers = (await trx.selectFrom('phone_numbers').select('id').where('account_id', '=', accountId).where('sip_trunk_id', '=', id).execute()).map((r) => r.id);
       const now = this.clock.now();
       await unbindAssistants(trx, accountId, { phoneNumbers: new Set(numbers) }, now);
       const stopped = await stopCampaignsUsing(trx, accountId, { phoneNumberIds: numbers }, now);
-      await trx.deleteFrom('phone_numbers').where('sip_trunk_id', '=', id).execute();
+      await trx.deleteFrom('phone_numbers').where('account_id', '=', accountId).where('sip_trunk_id', '=', id).execute();
       await trx.deleteFrom('sip_trunks').where('account_id', '=', accountId).where('id', '=', id).execute();
       return stopped;
     });

@@ -1,10 +1,11 @@
 import { ConfigError } from './config.ts';
-import { run, UsageError, USAGE } from './cli/commands.ts';
+import { HelpText, run, UsageError, USAGE } from './cli/commands.ts';
 
 /** Entry of the `switchboard` command (`npx switchboard`, `npm start` runs `serve`). */
 run(process.argv.slice(2)).then(
   (out) => {
-    if (out !== undefined) process.stdout.write(`${JSON.stringify(out)}\n`);
+    if (out instanceof HelpText) process.stdout.write(`${out.text}\n`);
+    else if (out !== undefined) process.stdout.write(`${JSON.stringify(out)}\n`);
   },
   (err: unknown) => {
     const usage = err instanceof UsageError;

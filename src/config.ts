@@ -106,6 +106,7 @@ const schema = z
     SWITCHBOARD_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(CALL_CAP_DEFAULTS.maxLoopDelayMs),
     SWITCHBOARD_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
     SWITCHBOARD_CALL_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
+    SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
     SIP_TCP_MAX_CONNECTIONS: count.optional(),
     SIP_TCP_MAX_PER_SOURCE: count.default(SIP_TCP_DEFAULTS.maxPerSource),
     SIP_TCP_ACCEPT_RATE: z.coerce.number().positive().max(100_000).default(SIP_TCP_DEFAULTS.acceptRatePerSecond),
@@ -189,6 +190,8 @@ export interface Config {
   drainGraceMs: number;
   /** How often live calls' records are stamped alive, so a crash-cut call ends by its real length (src/call/call-heartbeat.ts). */
   callHeartbeatMs: number;
+  /** After a webhook secret rotation, how long the replaced secret still signs beside the new one (src/webhooks/secret-rotation.ts). */
+  webhookSecretOverlapMs: number;
   /** OpenTelemetry traces over OTLP/HTTP; `enabled` false (the default) loads nothing (src/telemetry). */
   tracing?: TracingConfig;
 }
@@ -260,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     drainGraceMs: e.SWITCHBOARD_DRAIN_SECONDS * 1000,
     callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,
+    webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
     tracing: tracingConfig(e),
   });

@@ -21,6 +21,7 @@ import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics, registerSipTcpMetrics } from './api/metrics.ts';
 import { registerRtpFilterMetric } from './media/media-metrics.ts';
 import { registerWebhookMetrics } from './webhooks/webhook-metrics.ts';
+import { sealSecretsAtRest } from './store/seal-at-rest.ts';
 import { createProviderMetrics } from './telemetry/provider-metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
@@ -72,9 +73,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     catalog,
     trunks: new InMemoryTrunkRegistry(),
   };
-  // Custom tool headers stored in clear by an older build are sealed now (they read either way).
-  const sealed = await ctx.repos.tools.sealPlainHeaders();
-  if (sealed > 0) logger.info({ sealed }, 'custom tool headers sealed at rest');
+  // Custom tool headers and webhook signing secrets stored in clear by an older build are sealed
+  // now (they read either way), and the plaintext is pushed out of the database and -wal files.
+  await sealSecretsAtRest(store, ctx.repos, logger);
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
@@ -131,7 +132,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   }
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
   registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
-  registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes });
+  registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes }, () => ctx.clock.now());
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;

@@ -20,7 +20,10 @@ export const rateLimitedBody = z.object({ message: z.string(), retry_after: z.in
  * campaign's `data`.
  */
 const styleBodies: Record<ErrorStyle, z.ZodType> = {
-  default: z.object({ message: z.string() }),
+  default: z.object({
+    message: z.string(),
+    error_code: z.string().optional().meta({ description: 'Machine-readable reason where the status alone is ambiguous, e.g. ROTATION_IN_PROGRESS' }),
+  }),
   status: z.object({
     status: z.literal(false),
     error: z.string(),

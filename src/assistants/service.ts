@@ -13,6 +13,7 @@ import { ownershipRules } from './ownership.ts';
 import { urlTargetRules } from './url-targets.ts';
 import { defaultOutbound, type OutboundPolicy } from '../net/outbound/index.ts';
 import { fromStored, toStored, type StoredTool } from './tools.ts';
+import { dropStaleReferences, replacementVoice } from './stale.ts';
 import type { AssistantStatus } from './status.ts';
 
 export interface AssistantDeps {
@@ -128,14 +129,23 @@ export async function validateUpdate(
   for (const k of READ_ONLY) delete patch[k];
   for (const [k, v] of Object.entries(patch)) if (v === undefined) delete patch[k];
 
-  const previous = stored.config.tools;
+  // References the client did not send, to things gone since, do not fail its update.
+  const base = await dropStaleReferences(deps.store, accountId, stored.config, new Set(Object.keys(patch)));
+  const previous = base.tools;
   const merged: Record<string, unknown> = {
-    ...stored.config,
+    ...base,
     tools: maskTools(deps, previous).map(fromStored),
     ...patch,
   };
   const changed = (k: string) => k in patch && patch[k] !== (stored.config as Record<string, unknown>)[k];
   if (!('synthesizer_provider_id' in patch) && (changed('voice_id') || changed('language_id'))) merged.synthesizer_provider_id = null;
+  if (!('voice_id' in patch)) {
+    const voice = replacementVoice(deps.catalog, accountId, merged as Pick<AssistantConfig, 'voice_id' | 'mode' | 'language_id'>);
+    if (voice !== undefined) {
+      merged.voice_id = voice;
+      if (!('synthesizer_provider_id' in patch)) merged.synthesizer_provider_id = null;
+    }
+  }
   if (!('transcriber_provider_id' in patch) && (changed('mode') || changed('language_id'))) merged.transcriber_provider_id = null;
   return validate(deps, accountId, merged, previous, stored.id);
 }

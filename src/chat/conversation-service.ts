@@ -10,7 +10,7 @@ import { AppError, NotFoundError } from '../util/errors.ts';
 import { historyView, turnHistory } from './history.ts';
 import { WIDGET_MESSAGE_PRICE_MICROS } from '../billing/prices.ts';
 import { textBuiltinTools } from './text-tools.ts';
-import { assertChatModelConfigured, describeChatFailure } from './provider-failure.ts';
+import { assertChatModelConfigured, chatFailureDetail, describeChatFailure, GENERIC_CHAT_FAILURE } from './provider-failure.ts';
 
 export const TOP_UP_MESSAGE = 'Insufficient balance. Please top up your account to continue.';
 const DEFAULT_INACTIVITY_MINUTES = 30;
@@ -87,7 +87,11 @@ export class ConversationService {
       assertChatModelConfigured(this.ctx, assistant);
       turn = await this.runTurn(conv, assistant, message);
     } catch (err) {
-      throw new AppError(`Failed to process message: ${describeChatFailure(this.ctx, err)}`, 400, 'PROCESSING_FAILED');
+      const detail = chatFailureDetail(this.ctx, err);
+      this.ctx.logger.warn({ conversationId: conv.id, conversationUuid: conv.uuid, keyless: accountId === 0 }, `chat reply failed: ${detail}`);
+      // Anonymous widget users (no API key) are not told vendor text, endpoints or settings.
+      const told = accountId === 0 ? GENERIC_CHAT_FAILURE : describeChatFailure(this.ctx, err);
+      throw new AppError(`Failed to process message: ${told}`, 400, 'PROCESSING_FAILED');
     }
     const stored = this.storeTurn(conv, assistant, message, turn, price > 0 ? { micros: price, reason: 'widget message' } : undefined);
     if (!stored) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');

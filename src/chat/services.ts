@@ -43,7 +43,7 @@ function buildChatServices(ctx: AppContext): ChatServices {
   const agent = new Agent(agentDeps(ctx, llm));
   const delivery = new DeliveryWorker({
     outbox: ctx.repos.outbox,
-    secretFor: async (id) => (await ctx.repos.accounts.get(id))?.webhookSecret,
+    secretFor: (id) => ctx.repos.accounts.signingSecrets(id),
     clock: ctx.clock,
     logger: ctx.logger,
     fetch: outboundOf(ctx).fetch,

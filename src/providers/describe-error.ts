@@ -46,11 +46,25 @@ export function originOf(url: string | undefined): string | undefined {
   return new URL(url).origin;
 }
 
-/** Blanks every given secret and anything shaped like an OpenAI key, and cuts to a readable length. */
+/** A URL in free text, up to the next blank or quote. */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+
+/**
+ * Blanks every given secret, anything shaped like a key or token (OpenAI `sk-…`, `Bearer …`,
+ * organisation and project ids), reduces every URL to its origin (no credentials, path or
+ * query), and cuts to a readable length.
+ */
 export function scrub(text: string, secrets: readonly (string | undefined)[]): string {
   let out = text;
   for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('[redacted]');
-  out = out.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, '[redacted]').replace(/\s+/g, ' ').trim();
+  out = out
+    .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]')
+    .replace(URL_IN_TEXT, (u) => originOf(u.replace(/[.,;:)\]]+$/, '')) ?? '[url]')
+    .replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, '[redacted]')
+    .replace(/\borg-\w+/g, '[redacted]')
+    .replace(/\bproj_\w+/g, '[redacted]')
+    .replace(/\s+/g, ' ')
+    .trim();
   return out.length > MAX_DETAIL_CHARS ? `${out.slice(0, MAX_DETAIL_CHARS - 1)}…` : out;
 }
 

@@ -20,12 +20,12 @@ import { AssistantsRepo } from './repos/assistants.ts';
 
 /**
  * Every repository, built once per store. A PostgreSQL backend would provide the same shapes.
- * `secrets` seals SIP passwords, provider tokens and custom tool headers; it defaults to the data directory's key so
+ * `secrets` seals SIP passwords, provider tokens, custom tool headers and webhook signing secrets; it defaults to the data directory's key so
  * the CLI and the engine read each other's secrets. Pass the context's SecretBox when building one.
  */
 export function createRepos(store: Store, clock: Clock, secrets: SecretBox = SecretBox.forDataDir(store.dataDir)) {
   return {
-    accounts: new AccountsRepo(store, clock),
+    accounts: new AccountsRepo(store, clock, secrets),
     ledger: new LedgerRepo(store, clock),
     conversations: new ConversationsRepo(store, clock),
     // Its own ledger handle: stateless, and charges must run inside the message transaction.

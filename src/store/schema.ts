@@ -11,8 +11,12 @@ type Flag = number; // SQLite has no boolean: 0 or 1
 export interface AccountsTable {
   id: Generated<number>;
   name: string;
+  /** The signing secret, sealed (older builds stored it in clear; sealed on the next start). */
   webhook_secret: string;
   created_at: Ms;
+  /** The secret the last rotation replaced, sealed: it signs too until `webhook_secret_previous_until`. */
+  webhook_secret_previous: ColumnType<string | null, string | null | undefined, string | null>;
+  webhook_secret_previous_until: ColumnType<Ms | null, Ms | null | undefined, Ms | null>;
 }
 
 export interface ApiKeysTable {

@@ -37,7 +37,7 @@ export function traceLlm(inner: LlmProvider): LlmProvider {
         const result = await inner.complete(tapped ? { ...req, onToken: tapped } : req);
         span.setAttributes({ 'gen_ai.response.finish_reasons': [result.finishReason ?? ''], 'switchboard.llm.tool_calls': result.toolCalls.length });
         return result;
-      });
+      }, { provider: inner.label });
     },
   };
 }
@@ -51,12 +51,12 @@ export function traceTts(inner: TtsProvider): TtsProvider {
       if (!tracingOn()) return inner.synthesize(text, opts);
       const span = startSpan('tts.request', { 'switchboard.provider': inner.label, 'switchboard.tts.voice': opts.voice, 'switchboard.tts.chars': text.length })!;
       const ctx = trace.setSpan(context.active(), span);
-      return tracedFrames(span, ctx, opts.signal, () => inner.synthesize(text, opts));
+      return tracedFrames(span, ctx, opts.signal, inner.label, () => inner.synthesize(text, opts));
     },
   };
 }
 
-async function* tracedFrames(span: Span, ctx: Context, signal: AbortSignal, open: () => AsyncIterable<AudioFrame>): AsyncGenerator<AudioFrame> {
+async function* tracedFrames(span: Span, ctx: Context, signal: AbortSignal, provider: string, open: () => AsyncIterable<AudioFrame>): AsyncGenerator<AudioFrame> {
   let frames = 0;
   const it = context.with(ctx, () => open()[Symbol.asyncIterator]());
   let done = false;
@@ -72,7 +72,7 @@ async function* tracedFrames(span: Span, ctx: Context, signal: AbortSignal, open
     }
   } catch (err) {
     done = true;
-    if (!signal.aborted) failSpan(span, err);
+    if (!signal.aborted) failSpan(span, err, provider);
     throw err;
   } finally {
     // Stopped early (barge-in): the vendor's iterator is told too, as a plain for-await would.
@@ -91,12 +91,12 @@ export function traceStt(inner: SttProvider): SttProvider {
       if (!tracingOn()) return inner.open(opts);
       const span = startSpan('stt.connection', { 'switchboard.provider': inner.label, 'switchboard.stt.language': opts.language, 'switchboard.stt.sample_rate': opts.sampleRate })!;
       const ctx = trace.setSpan(context.active(), span);
-      return tracedSttStream(context.with(ctx, () => inner.open(opts)), span, opts.signal);
+      return tracedSttStream(context.with(ctx, () => inner.open(opts)), span, opts.signal, inner.label);
     },
   };
 }
 
-function tracedSttStream(stream: SttStream, span: Span, signal: AbortSignal): SttStream {
+function tracedSttStream(stream: SttStream, span: Span, signal: AbortSignal, provider: string): SttStream {
   let ended = false;
   let finals = 0;
   const end = (): void => {
@@ -109,7 +109,7 @@ function tracedSttStream(stream: SttStream, span: Span, signal: AbortSignal): St
     if (ev.type === 'final' && ev.text) {
       finals++;
       span.addEvent('stt.final');
-    } else if (ev.type === 'error') failSpan(span, ev.error);
+    } else if (ev.type === 'error') failSpan(span, ev.error, provider);
   };
   async function* events(): AsyncGenerator<SttEvent> {
     try {
@@ -152,17 +152,17 @@ export function traceRealtime(inner: RealtimeProvider): RealtimeProvider {
       try {
         conn = await context.with(ctx, () => inner.connect(opts));
       } catch (err) {
-        failSpan(span, err);
+        failSpan(span, err, inner.label);
         span.end();
         throw err;
       }
       span.addEvent('realtime.connected');
-      return tracedConnection(conn, span);
+      return tracedConnection(conn, span, inner.label);
     },
   };
 }
 
-function tracedConnection(conn: RealtimeConnection, span: Span): RealtimeConnection {
+function tracedConnection(conn: RealtimeConnection, span: Span, provider: string): RealtimeConnection {
   let ended = false;
   const end = (): void => {
     if (ended) return;
@@ -171,7 +171,8 @@ function tracedConnection(conn: RealtimeConnection, span: Span): RealtimeConnect
     span.end();
   };
   const note = (ev: RealtimeEvent): void => {
-    if (ev.type === 'error' && !ev.retryable) span.setStatus({ code: SpanStatusCode.ERROR, message: ev.message });
+    // The vendor's code only ("server_error"), never its message.
+    if (ev.type === 'error' && !ev.retryable) span.setStatus({ code: SpanStatusCode.ERROR, message: `${provider} ${/^[\w.-]{1,64}$/.test(ev.code) ? ev.code : 'error'}` });
     else if (ev.type === 'response-started') span.addEvent('realtime.response_started');
   };
   async function* events(): AsyncGenerator<RealtimeEvent> {

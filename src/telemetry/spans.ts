@@ -6,6 +6,7 @@
  * started inside another (a provider request inside a turn) is its child without being told.
  */
 import { context, propagation, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { failureReason } from '../call/failures.ts';
 
 let tracer: Tracer | undefined;
 
@@ -40,11 +41,22 @@ export function handleOf(span: Span): SpanHandle {
   };
 }
 
-/** Marks `span` failed by `err` (its message; the exception as an event). */
-export function failSpan(span: Span, err: unknown): void {
-  const e = err instanceof Error ? err : new Error(String(err));
-  span.recordException(e);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
+/**
+ * Marks `span` failed by `err`. Spans leave the process, so they carry only the short reason
+ * (HTTP status, close code or network cause, src/call/failures.ts) and the provider's label,
+ * never the error's message or stack: a vendor (or a proxy at OPENAI_BASE_URL) may echo the
+ * API key in it. The exception event holds its type only.
+ */
+export function failSpan(span: Span, err: unknown, provider?: string): void {
+  const type = err instanceof Error ? err.constructor.name || err.name : typeof err;
+  span.addEvent('exception', { 'exception.type': type });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: safeFailure(err, provider) });
+}
+
+/** "openai 401", "deepgram connection refused": what a span may say about a failure. */
+export function safeFailure(err: unknown, provider?: string): string {
+  const reason = failureReason(err);
+  return provider ? `${provider} ${reason}` : reason;
 }
 
 export interface SpanOptions {
@@ -53,6 +65,8 @@ export interface SpanOptions {
   /** The parent, when not the active context. */
   parent?: Context;
   startMs?: number;
+  /** The provider whose work the span is (its label names the failure). */
+  provider?: string;
 }
 
 /** Starts a span (undefined with tracing off); the caller ends it. */
@@ -79,7 +93,7 @@ export function traced<T>(name: string, attributes: Attributes, fn: (span: SpanH
     try {
       return await fn(handleOf(span));
     } catch (err) {
-      failSpan(span, err);
+      failSpan(span, err, opts.provider);
       throw err;
     } finally {
       span.end();

@@ -13,6 +13,8 @@ const REDACT = [
   '*.calendar_api_key',
   '*.token',
   '*.secret',
+  '*.webhookSecret',
+  '*.webhook_secret',
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

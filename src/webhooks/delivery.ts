@@ -8,8 +8,11 @@ import type { SpanHandle } from '../telemetry/spans.ts';
 
 export interface DeliveryOptions {
   outbox: OutboxRepo;
-  /** The account's signing secret (accounts.webhook_secret). */
-  secretFor(accountId: number): Promise<string | undefined>;
+  /**
+   * The account's signing secret(s) now: the current one, plus the previous one while a
+   * rotation's overlap lasts (AccountsRepo.signingSecrets). Each signs the delivery.
+   */
+  secretFor(accountId: number): Promise<string | readonly string[] | undefined>;
   clock: Clock;
   logger: Logger;
   /** The guarded fetch for customer URLs (default: the guard without an allow-list). */
@@ -109,7 +112,7 @@ export class DeliveryWorker {
     let permanent = false;
     try {
       const secret = await this.opts.secretFor(row.accountId);
-      if (!secret) throw new Error('account has no signing secret');
+      if (!secret || secret.length === 0) throw new Error('account has no signing secret');
       const headers = signedHeaders(secret, `msg_${row.id}`, Math.floor(this.opts.clock.now() / 1000), row.payload);
       const res = await this.fetchImpl(row.url, {
         method: 'POST',

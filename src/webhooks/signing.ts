@@ -14,14 +14,21 @@ export function sign(secret: string, id: string, timestampSec: number, body: str
   return `v1,${mac}`;
 }
 
-export interface SignedHeaders {
+export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
-export function signedHeaders(secret: string, id: string, timestampSec: number, body: string): SignedHeaders {
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestampSec), 'webhook-signature': sign(secret, id, timestampSec, body) };
+/**
+ * The headers of one delivery. Several secrets (a rotation's overlap) give one signature each,
+ * space-separated, the current secret's first: a receiver holding either secret verifies.
+ */
+export function signedHeaders(secrets: string | readonly string[], id: string, timestampSec: number, body: string): SignedHeaders {
+  const all = typeof secrets === 'string' ? [secrets] : secrets;
+  if (all.length === 0) throw new Error('no signing secret');
+  const signature = all.map((s) => sign(s, id, timestampSec, body)).join(' ');
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestampSec), 'webhook-signature': signature };
 }
 
 /**
@@ -30,9 +37,12 @@ export function signedHeaders(secret: string, id: string, timestampSec: number, 
  */
 export function verify(secret: string, headers: Record<string, string | undefined>, body: string, nowSec: number, toleranceSec = 300): boolean {
   const id = headers['webhook-id'];
-  const ts = Number(headers['webhook-timestamp']);
+  const rawTs = headers['webhook-timestamp'];
   const given = headers['webhook-signature'];
-  if (!id || !Number.isFinite(ts) || !given || Math.abs(nowSec - ts) > toleranceSec) return false;
+  // Digits only: "1e3", "+1000" or " 1000" would otherwise verify a signature made over "1000".
+  if (!id || rawTs === undefined || !/^\d{1,15}$/.test(rawTs) || !given) return false;
+  const ts = Number(rawTs);
+  if (Math.abs(nowSec - ts) > toleranceSec) return false;
   const expected = Buffer.from(sign(secret, id, ts, body));
   return given.split(' ').some((s) => {
     const b = Buffer.from(s);

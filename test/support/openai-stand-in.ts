@@ -13,6 +13,8 @@ export interface Scripted {
   toolCalls?: ScriptedToolCall[];
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
+  /** With `status`: the error body's message (default "scripted failure <status>"). */
+  errorMessage?: string;
   /** Streaming only: send this many chunks, then cut the connection. */
   failAfterChunks?: number;
   /** Wait before answering (to let concurrent requests pile up). */
@@ -77,7 +79,7 @@ export class OpenAiStandIn {
     if (script.delayMs) await new Promise((r) => setTimeout(r, script.delayMs));
     if (script.status) {
       res.writeHead(script.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `scripted failure ${script.status}`, type: 'server_error' } }));
+      res.end(JSON.stringify({ error: { message: script.errorMessage ?? `scripted failure ${script.status}`, type: 'server_error' } }));
       return;
     }
     const id = `chatcmpl-${this.requests.length}`;

@@ -6,6 +6,7 @@ import { createSchema, DEFAULTED, NULLABLE, REQUIRED, updateSchema } from '../..
 import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 import { listItem, recordView, validateCreate, validateUpdate, type AssistantDeps } from '../../assistants/service.ts';
 import { outboundOf } from '../../net/outbound/index.ts';
+import { stopRunningCampaigns } from '../stop-campaigns.ts';
 import { providerWarnings } from '../../assistants/provider-warnings.ts';
 import { assistantStatus, assistantStatuses, type StatusDeps } from '../../assistants/status.ts';
 
@@ -157,7 +158,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     response: messageOnly,
     handler: async ({ params, accountId }) => {
-      let deleted: boolean;
+      let deleted: { stoppedCampaignIds: number[] } | undefined;
       try {
         deleted = await repo.delete(accountId, params.id);
       } catch (err) {
@@ -165,6 +166,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
         throw new AppError('Failed to delete the assistant.', 500, 'DELETE_FAILED');
       }
       if (!deleted) throw notFound();
+      await stopRunningCampaigns(ctx, deleted.stoppedCampaignIds, 'assistant deleted');
       return { message: 'Assistant deleted successfully.' };
     },
   });

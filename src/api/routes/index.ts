@@ -16,6 +16,7 @@ import { registerGenerateReplyRoutes } from './generate-reply.ts';
 import { registerWhatsappRoutes } from './whatsapp.ts';
 import { registerInboundWebhookRoutes } from './webhooks-inbound.ts';
 import { registerVoicePreviewRoutes } from './voice-previews.ts';
+import { registerWebhookSecretRoutes } from './webhook-secret.ts';
 
 /** Every route group, in one list so the OpenAPI document and the app agree. */
 export async function registerRoutes(api: Api, ctx: AppContext): Promise<void> {
@@ -35,4 +36,5 @@ export async function registerRoutes(api: Api, ctx: AppContext): Promise<void> {
   registerWhatsappRoutes(api, ctx);
   registerInboundWebhookRoutes(api, ctx);
   registerVoicePreviewRoutes(api, ctx);
+  registerWebhookSecretRoutes(api, ctx);
 }

@@ -5,6 +5,7 @@ import type { PhoneNumber } from '../../store/repos/phone-numbers.ts';
 import { iso } from '../../store/json.ts';
 import { isE164 } from '../../util/phone.ts';
 import { ConflictError, NotFoundError } from '../../util/errors.ts';
+import { stopRunningCampaigns } from '../stop-campaigns.ts';
 import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
@@ -82,21 +83,20 @@ export function registerPhoneNumberRoutes(api: Api, ctx: AppContext): void {
   api.route({
     method: 'DELETE',
     url: '/user/phone-numbers/:id',
-    summary: 'Delete a caller-ID number',
+    summary: 'Delete a caller-ID number (assistants using it lose it, campaigns in progress from it stop)',
     tags,
     params: idParams,
     response: messageOnly,
-    errors: { 409: 'The number belongs to a SIP trunk, or a campaign in progress uses it' },
+    errors: { 409: 'The number belongs to a SIP trunk (delete the trunk instead)' },
     async handler({ params, accountId }) {
       const number = await ctx.repos.phoneNumbers.get(accountId, params.id);
       if (!number) throw new NotFoundError('Phone number');
       if (number.type === 'sip_trunk') {
         throw new ConflictError('This number belongs to a SIP trunk; delete the SIP trunk instead.');
       }
-      if (await ctx.repos.campaigns.inProgressUsingNumber(accountId, number.id)) {
-        throw new ConflictError('This number is used by a campaign in progress; stop the campaign first.');
-      }
-      await ctx.repos.phoneNumbers.delete(accountId, number.id);
+      const deleted = await ctx.repos.phoneNumbers.delete(accountId, number.id);
+      if (!deleted) throw new NotFoundError('Phone number');
+      await stopRunningCampaigns(ctx, deleted.stoppedCampaignIds, 'phone number deleted');
       return { message: 'Phone number deleted successfully' };
     },
   });

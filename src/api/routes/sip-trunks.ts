@@ -8,6 +8,7 @@ import { iso } from '../../store/json.ts';
 import { detectCountry, isE164, normalizeCountryCode } from '../../util/phone.ts';
 import { isIpOrCidr, isSipHost } from '../../util/ip.ts';
 import { AppError, ConflictError, NotFoundError } from '../../util/errors.ts';
+import { stopRunningCampaigns } from '../stop-campaigns.ts';
 import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 
 /**
@@ -227,18 +228,15 @@ export function registerSipTrunkRoutes(api: Api, ctx: AppContext): void {
   api.route({
     method: 'DELETE',
     url: '/user/sip-trunks/:id',
-    summary: 'Delete a SIP trunk and its phone number (deprovisions both trunks)',
+    summary: 'Delete a SIP trunk and its phone number (deprovisions both trunks; assistants using the number lose it, campaigns in progress from it stop)',
     tags,
     params: idParams,
     response: messageOnly,
-    errors: { 409: 'A campaign in progress uses the trunk’s number' },
     async handler({ params, accountId }) {
-      const trunk = await ctx.repos.sipTrunks.get(accountId, params.id);
-      if (!trunk) throw new NotFoundError('SIP trunk');
-      if (trunk.phoneNumberId !== null && (await ctx.repos.campaigns.inProgressUsingNumber(accountId, trunk.phoneNumberId))) {
-        throw new ConflictError("This trunk's number is used by a campaign in progress; stop the campaign first.");
-      }
-      await ctx.repos.sipTrunks.delete(accountId, trunk.id);
+      const deleted = await ctx.repos.sipTrunks.delete(accountId, params.id);
+      if (!deleted) throw new NotFoundError('SIP trunk');
+      const { trunk } = deleted;
+      await stopRunningCampaigns(ctx, deleted.stoppedCampaignIds, 'sip trunk deleted');
       // The row is gone either way; a registry that cannot forget it is logged, not fatal.
       await ctx.trunks
         .deprovision({ inboundTrunkId: trunk.inboundTrunkId, outboundTrunkId: trunk.outboundTrunkId })

@@ -4,6 +4,7 @@ import type { Store } from '../db.ts';
 import type { AssistantsTable } from '../schema.ts';
 import type { Clock } from '../../util/clock.ts';
 import { flag, fromJson, toJson } from '../json.ts';
+import { stopCampaignsUsing, unbindAssistants } from '../references.ts';
 import type { AssistantConfig } from '../../assistants/config.ts';
 
 export type { AssistantConfig } from '../../assistants/config.ts';
@@ -114,13 +115,22 @@ export class AssistantsRepo {
     return row && toRecord(row);
   }
 
-  /** Deletes the assistant and its call history; false when it is not the account's. */
-  async delete(accountId: number, id: number): Promise<boolean> {
+  /**
+   * Deletes the assistant and its call history, in one transaction with what that changes
+   * elsewhere: other assistants' transfer tools to it are removed, WhatsApp senders it answered
+   * for are left without an assistant, campaigns in progress calling through it are stopped.
+   * Undefined when it is not the account's; else the campaigns it stopped.
+   */
+  async delete(accountId: number, id: number): Promise<{ stoppedCampaignIds: number[] } | undefined> {
     return this.store.db.transaction().execute(async (trx) => {
       const res = await trx.deleteFrom('assistants').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) return false;
+      if (Number(res.numDeletedRows) === 0) return undefined;
+      const now = this.clock.now();
       await trx.deleteFrom('calls').where('assistant_id', '=', id).where('account_id', '=', accountId).execute();
-      return true;
+      await unbindAssistants(trx, accountId, { assistants: new Set([id]) }, now);
+      await trx.updateTable('whatsapp_senders').set({ assistant_id: null, updated_at: now }).where('account_id', '=', accountId).where('assistant_id', '=', id).execute();
+      const stoppedCampaignIds = await stopCampaignsUsing(trx, accountId, { assistantIds: [id] }, now);
+      return { stoppedCampaignIds };
     });
   }
 

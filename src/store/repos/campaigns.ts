@@ -111,18 +111,6 @@ export class CampaignsRepo {
     });
   }
 
-  /** Whether a running campaign calls from this phone number (it must not vanish under it). */
-  async inProgressUsingNumber(accountId: number, phoneNumberId: number): Promise<boolean> {
-    const row = await this.store.db
-      .selectFrom('campaigns')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('phone_number_id', '=', phoneNumberId)
-      .where('status', '=', 'in-progress')
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
   /** Lead counts per status for campaigns of the account. */
   async leadCounts(accountId: number, campaignIds: readonly number[]): Promise<Map<number, LeadCounts>> {
     const out = new Map<number, LeadCounts>();

@@ -1,5 +1,6 @@
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
+import { unbindAssistants } from '../references.ts';
 
 export interface Named {
   id: number;
@@ -44,10 +45,18 @@ export class NamedRepo {
     return row && toNamed(row);
   }
 
-  /** Deletes the account's row; false when there is none (missing or another account's). */
+  /**
+   * Deletes the account's row and, in the same transaction, takes it off every assistant (a
+   * folder's assistants become uncategorized, a label leaves their label_ids); false when there
+   * is none (missing or another account's).
+   */
   async delete(accountId: number, id: number): Promise<boolean> {
-    const res = await this.store.db.deleteFrom(this.table).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+    return this.store.db.transaction().execute(async (trx) => {
+      const res = await trx.deleteFrom(this.table).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) return false;
+      await unbindAssistants(trx, accountId, this.table === 'folders' ? { folders: new Set([id]) } : { labels: new Set([id]) }, this.clock.now());
+      return true;
+    });
   }
 }
 
@@ -55,7 +64,7 @@ function toNamed(row: { id: number; account_id: number; name: string; created_at
   return { id: row.id, accountId: row.account_id, name: row.name, createdAt: row.created_at };
 }
 
-/** Assistant folders; deleting one leaves its assistants uncategorized (FK ON DELETE SET NULL). */
+/** Assistant folders; deleting one leaves its assistants uncategorized. */
 export class FoldersRepo extends NamedRepo {
   constructor(store: Store, clock: Clock) {
     super(store, clock, 'folders');

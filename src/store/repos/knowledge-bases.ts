@@ -1,5 +1,6 @@
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
+import { unbindAssistants } from '../references.ts';
 
 export interface KnowledgeBase {
   id: number;
@@ -102,12 +103,17 @@ export class KnowledgeBasesRepo {
     }));
   }
 
-  /** Deletes the base and its documents (explicitly, so the FTS delete trigger runs for each). */
+  /**
+   * Deletes the base and its documents (explicitly, so the FTS delete trigger runs for each) and,
+   * in the same transaction, clears it from every assistant's knowledgebase_id.
+   */
   async delete(accountId: number, id: number): Promise<boolean> {
     return this.store.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('kb_documents').where('account_id', '=', accountId).where('knowledge_base_id', '=', id).execute();
       const res = await trx.deleteFrom('knowledge_bases').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-      return Number(res.numDeletedRows) > 0;
+      if (Number(res.numDeletedRows) === 0) return false;
+      await unbindAssistants(trx, accountId, { knowledgeBases: new Set([id]) }, this.clock.now());
+      return true;
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
+import { stopCampaignsUsing, unbindAssistants } from '../references.ts';
 
 /** `sip_trunk`: a trunk's number, can take and place calls; `caller_id`: a number shown as caller ID. */
 export type PhoneNumberType = 'sip_trunk' | 'caller_id';
@@ -69,10 +70,21 @@ export class PhoneNumbersRepo {
     return { id: row.id, accountId, phoneNumber, type: 'caller_id', sipTrunkId: null, assistantId: null, createdAt };
   }
 
-  /** Deletes a number record; assistants using it lose it (FK ON DELETE SET NULL). */
-  async delete(accountId: number, id: number): Promise<boolean> {
-    const res = await this.store.db.deleteFrom('phone_numbers').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+  /**
+   * Deletes a number record in one transaction with what that changes elsewhere: assistants using
+   * it lose it, campaigns in progress calling from it are stopped (src/store/references.ts).
+   * Undefined when the account has no such number; else the campaigns it stopped.
+   */
+  async delete(accountId: number, id: number): Promise<{ stoppedCampaignIds: number[] } | undefined> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const now = this.clock.now();
+      const own = await trx.selectFrom('phone_numbers').select('id').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      if (!own) return undefined;
+      await unbindAssistants(trx, accountId, { phoneNumbers: new Set([id]) }, now);
+      const stoppedCampaignIds = await stopCampaignsUsing(trx, accountId, { phoneNumberIds: [id] }, now);
+      await trx.deleteFrom('phone_numbers').where('account_id', '=', accountId).where('id', '=', id).execute();
+      return { stoppedCampaignIds };
+    });
   }
 }
 

@@ -3,6 +3,7 @@ import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { SecretBox } from '../secrets.ts';
 import { flag, fromJson, toJson } from '../json.ts';
+import { stopCampaignsUsing, unbindAssistants } from '../references.ts';
 import type { CallingFormat, SipTrunkTransport, StoredTrunkSource, TrunkIds, TrunkSpec } from '../../sip/trunk-registry.ts';
 
 /** A stored SIP trunk as the API shows it: never the password. */
@@ -141,15 +142,24 @@ export class SipTrunksRepo implements StoredTrunkSource {
     return rows.map((r) => toTrunk(r, r.phone_number_id ?? null));
   }
 
-  /** Deletes the trunk; its phone number goes with it (FK cascade). Returns what was deleted. */
-  async delete(accountId: number, id: number): Promise<SipTrunk | undefined> {
+  /**
+   * Deletes the trunk with its phone number, in one transaction with what that changes elsewhere:
+   * assistants using the number lose it, campaigns in progress calling from it are stopped
+   * (src/store/references.ts). Returns what was deleted and the campaigns it stopped.
+   */
+  async delete(accountId: number, id: number): Promise<{ trunk: SipTrunk; stoppedCampaignIds: number[] } | undefined> {
     const trunk = await this.get(accountId, id);
     if (!trunk) return undefined;
-    await this.store.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('phone_numbers').where('sip_trunk_id', '=', id).execute();
+    const stoppedCampaignIds = await this.store.db.transaction().execute(async (trx) => {
+      const numbers = (await trx.selectFrom('phone_numbers').select('id').where('account_id', '=', accountId).where('sip_trunk_id', '=', id).execute()).map((r) => r.id);
+      const now = this.clock.now();
+      await unbindAssistants(trx, accountId, { phoneNumbers: new Set(numbers) }, now);
+      const stopped = await stopCampaignsUsing(trx, accountId, { phoneNumberIds: numbers }, now);
+      await trx.deleteFrom('phone_numbers').where('account_id', '=', accountId).where('sip_trunk_id', '=', id).execute();
       await trx.deleteFrom('sip_trunks').where('account_id', '=', accountId).where('id', '=', id).execute();
+      return stopped;
     });
-    return trunk;
+    return { trunk, stoppedCampaignIds };
   }
 
   /** Every stored trunk with its clear password, for re-provisioning on start. */

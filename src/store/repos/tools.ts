@@ -2,6 +2,7 @@ import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { SecretBox } from '../secrets.ts';
 import { fromJson, toJson } from '../json.ts';
+import { unbindAssistants } from '../references.ts';
 
 export type ToolMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -108,9 +109,14 @@ export class ToolsRepo {
     return [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
   }
 
+  /** Deletes the tool and, in the same transaction, takes it out of every assistant's tool_ids. */
   async delete(accountId: number, id: number): Promise<boolean> {
-    const res = await this.store.db.deleteFrom('tools').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+    return this.store.db.transaction().execute(async (trx) => {
+      const res = await trx.deleteFrom('tools').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) return false;
+      await unbindAssistants(trx, accountId, { tools: new Set([id]) }, this.clock.now());
+      return true;
+    });
   }
 
   private columns(input: ToolInput) {

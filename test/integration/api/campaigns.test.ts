@@ -207,11 +207,12 @@ describe('POST /user/campaigns/update-status', () => {
     expect(res.body.message).toMatch(/assistant/);
   });
 
-  it('a running campaign keeps its trunk from being deleted', async () => {
+  it('deleting the trunk of a running campaign stops the campaign (docs/API.md, "Deleting things")', async () => {
     const c = await campaign();
     await addLeads(t.a.key, c.id, 1);
     await updateStatus(t.a.key, { campaign_id: c.id, action: 'start' });
     const trunkId = (await t.req(t.a.key, 'GET', '/user/phone-numbers')).body.find((p: { id: number }) => p.id === c.phone_number_id).sip_trunk_id;
-    expect((await t.req(t.a.key, 'DELETE', `/user/sip-trunks/${trunkId}`)).status).toBe(409);
+    expect((await t.req(t.a.key, 'DELETE', `/user/sip-trunks/${trunkId}`)).status).toBe(200);
+    expect((await t.req(t.a.key, 'GET', `/user/campaigns/${c.id}`)).body.status).toBe('stopped');
   });
 });

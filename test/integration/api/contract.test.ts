@@ -103,6 +103,10 @@ describe('every operation answers as /api/openapi.json documents', () => {
     expect((await req(other.key, 'POST', '/user/campaigns/update-status', { campaign_id: ids.campaign, action: 'stop' })).status).toBe(403);
     await ok('POST', '/user/campaigns/update-status', { campaign_id: ids.campaign, action: 'stop' });
 
+    // The webhook signing secret: read and rotate.
+    await ok('GET', '/user/webhook-secret');
+    await ok('POST', '/user/webhook-secret/rotate', { overlap_seconds: 60 });
+
     // Calls: a record with a recording and a tape in the data directory; placing one through a
     // dialer stand-in that records the queued call (the real dialer has its own SIP tests).
     fs.writeFileSync(path.join(dataDir, 'rec.wav'), Buffer.alloc(44));

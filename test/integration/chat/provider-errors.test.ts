@@ -102,6 +102,50 @@ describe('chat and generate-reply', () => {
   });
 });
 
+describe('what a chat caller is told', () => {
+  const LEAKY = 'Model gone, see https://admin:hunter2@llm.internal.example:8443/v1/models?token=qtok123 for org-AbCdEf123 proj_XyZ789 (Bearer tok-987654)';
+
+  it('a keyless widget user gets a generic line; the cause is logged with the conversation id', async () => {
+    const llm = await OpenAiStandIn.start();
+    cleanups.push(() => llm.close());
+    const w = await world({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: llm.baseUrl });
+    llm.responder = (req) => ({ status: 500, errorMessage: `${LEAKY} ${req.authorization}` });
+    const conv = await w.t.http(undefined, 'POST', '/conversations', { assistant_id: w.uuid });
+    expect(conv.status, conv.text).toBe(200);
+    const uuid = conv.body.conversation_id as string;
+    const res = await w.t.http(undefined, 'POST', `/conversations/${uuid}/messages`, { message: 'Hello?' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ status: false, error: 'Failed to process message: the assistant could not answer right now' });
+    const logged = w.logs.map((l) => JSON.parse(l) as { msg: string; conversationUuid?: string }).filter((l) => l.msg.startsWith('chat reply failed'));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.conversationUuid).toBe(uuid);
+    expect(logged[0]!.msg).toContain('OpenAI: 500 server error: Model gone');
+    for (const text of [res.text, ...w.logs]) for (const secret of [OPENAI_KEY, 'hunter2', 'qtok123', 'org-AbCdEf123', 'proj_XyZ789', 'tok-987654']) expect(text).not.toContain(secret);
+  });
+
+  it('a keyless widget user is not told the internal endpoint of a refused connection', async () => {
+    const port = await freePort();
+    const w = await world({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: `http://127.0.0.1:${port}/private/v1` });
+    const conv = await w.t.http(undefined, 'POST', '/conversations', { assistant_id: w.uuid });
+    const res = await w.t.http(undefined, 'POST', `/conversations/${conv.body.conversation_id}/messages`, { message: 'Hello?' });
+    expect(res.body).toEqual({ status: false, error: 'Failed to process message: the assistant could not answer right now' });
+  });
+
+  it('an authenticated caller keeps the named cause, with URLs cut to their origin and ids and tokens blanked', async () => {
+    const llm = await OpenAiStandIn.start();
+    cleanups.push(() => llm.close());
+    const w = await world({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: llm.baseUrl });
+    llm.responder = () => ({ status: 400, errorMessage: LEAKY });
+    const chat = await chatMessage(w);
+    expect(chat.body).toEqual({
+      status: false,
+      error: 'Failed to process message: OpenAI: 400 bad request: Model gone, see https://llm.internal.example:8443 for [redacted] [redacted] (Bearer [redacted]',
+    });
+    const gen = await generate(w);
+    expect(gen.body.error).toBe('Failed to generate reply: OpenAI: 400 bad request: Model gone, see https://llm.internal.example:8443 for [redacted] [redacted] (Bearer [redacted]');
+  });
+});
+
 describe('WhatsApp', () => {
   async function whatsapp(env: Record<string, string>) {
     const twilio = await TwilioStandIn.start();

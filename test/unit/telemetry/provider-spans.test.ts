@@ -82,7 +82,7 @@ describe('provider decorators', () => {
       };
       await expect(traceRealtime(inner).connect({ model: 'm', apiKey: 'k', session: {} as never, signal: new AbortController().signal })).rejects.toThrow(/401/);
       const [span] = exporter.getFinishedSpans();
-      expect(span!.status).toMatchObject({ code: 2, message: 'refused the connection (HTTP 401)' });
+      expect(span!.status).toMatchObject({ code: 2, message: 'openai-realtime 401' });
     });
 
     it('an STT stream is a span until closed, counts finals and keeps skip and copiesOnWrite', async () => {

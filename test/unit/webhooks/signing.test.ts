@@ -20,6 +20,15 @@ describe('Standard Webhooks signing', () => {
     expect(verify(secret, { ...h, 'webhook-id': 'msg_2' }, '{"a":1}', 1_700_000_010)).toBe(false);
   });
 
+  it('accepts only a timestamp of digits: "1e9", "+…", " …", "….0" do not verify a signature made over the digits', () => {
+    const secret = 'whsec_c2VjcmV0LWtleS1ieXRlcw==';
+    const h = signedHeaders(secret, 'msg_1', 1_000_000_000, '{}');
+    expect(verify(secret, h, '{}', 1_000_000_000)).toBe(true);
+    for (const ts of ['1e9', '+1000000000', ' 1000000000', '1000000000.0', '0x3B9ACA00', '', '1000000000 ']) {
+      expect(verify(secret, { ...h, 'webhook-timestamp': ts }, '{}', 1_000_000_000), JSON.stringify(ts)).toBe(false);
+    }
+  });
+
   it('backs off exponentially with a cap', () => {
     expect([1, 2, 3, 4].map((n) => backoffMs(n))).toEqual([5_000, 10_000, 20_000, 40_000]);
     expect(backoffMs(30)).toBe(3_600_000);

@@ -5,7 +5,7 @@
  * - POST /v1/audio/transcriptions takes the multipart upload, checks the file is a real WAV and
  *   answers with scripted text (JSON, text, or `stream=true` server-sent transcript events).
  * Every request is recorded (including whether the client hung up mid-body), and faults can be
- * queued per path: an HTTP status (500 once, then normal) or a hang.
+ * queued per path: an HTTP status (500 once, then normal), a hang, or a dropped connection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resample } from '../../src/audio/resample.ts';
@@ -16,7 +16,8 @@ export const SPEECH_PATH = '/v1/audio/speech';
 export const TRANSCRIPTIONS_PATH = '/v1/audio/transcriptions';
 type Path = typeof SPEECH_PATH | typeof TRANSCRIPTIONS_PATH;
 
-export type Fault = { kind: 'status'; status: number } | { kind: 'hang' };
+/** `drop`: the connection is closed (TCP reset) before any answer, as a crashed vendor edge does. */
+export type Fault = { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'drop' };
 
 export interface SpeechSettings {
   /** Before the response headers and first audio byte. */
@@ -155,6 +156,10 @@ export class OpenAiAudioStandIn {
     if (fault) {
       rec.fault = fault.kind;
       if (fault.kind === 'hang') return; // never answers; the client must time out or abort
+      if (fault.kind === 'drop') {
+        req.socket.resetAndDestroy();
+        return;
+      }
       return this.error(res, rec, fault.status, 'The server had an error while processing your request.', null, 'server_error');
     }
     if (path === SPEECH_PATH) await this.speak(res, rec, body);

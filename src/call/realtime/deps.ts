@@ -9,6 +9,7 @@ import type { RealtimeProvider, RealtimeSessionConfig } from '../../providers/re
 import type { Clock } from '../../util/clock.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { EngineLogger } from '../cascade/deps.ts';
+import type { CascadeMetrics } from '../cascade/metrics.ts';
 import type { WorkTracker } from '../cascade/work.ts';
 import type { FallbackAgent } from './function-calls.ts';
 import type { RealtimeTimelineListener } from './timeline.ts';
@@ -42,6 +43,8 @@ export interface RealtimeDeps {
   onEvent?: RealtimeTimelineListener;
   /** A provider failed (logged and, when fatal, kept for the call record by the session). */
   onFailure?: FailureListener;
+  /** The engine's /metrics counters shared with the pipeline: barge-ins count in `switchboard_interruptions_total`. */
+  metrics?: Pick<CascadeMetrics, 'interruptions'>;
   /** The call's recording (one per call, across engine runs); without it `record` keeps one for this run. */
   recording?: RecordingSink;
   // ---- call control (src/call/control): one conversation across assistant swaps ----

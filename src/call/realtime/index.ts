@@ -18,6 +18,7 @@ import type { AssistantRecord } from '../../store/repos/assistants.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { EngineLogger } from '../cascade/deps.ts';
 import type { WorkTracker } from '../cascade/work.ts';
+import type { CascadeMetrics } from '../cascade/metrics.ts';
 import type { CallSession } from '../call-session.ts';
 import { EngineSetupError, type CallMedia, type EngineContext } from '../engine.ts';
 import { recordingPath, type RecordingSink } from '../recorder.ts';
@@ -63,6 +64,8 @@ export interface RealtimeEngineDeps {
   recording?: RecordingSink;
   onEvent?: RealtimeTimelineListener;
   onFailure?: FailureListener;
+  /** /metrics counters shared with the pipeline (barge-ins in `switchboard_interruptions_total`). */
+  metrics?: Pick<CascadeMetrics, 'interruptions'>;
   /** Call control: the conversation before this run, and a live view of it (see RealtimeDeps). */
   history?: readonly TurnMessage[];
   onHistory?: (history: readonly TurnMessage[]) => void;
@@ -118,6 +121,7 @@ export async function runRealtime(
       ...(deps.leadFrames !== undefined ? { leadFrames: deps.leadFrames } : {}),
       ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
       ...(deps.onFailure ? { onFailure: deps.onFailure } : {}),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
       ...(deps.recording ? { recording: deps.recording } : {}),
       ...(deps.history ? { history: deps.history } : {}),
       ...(deps.onHistory ? { onHistory: deps.onHistory } : {}),
@@ -189,6 +193,7 @@ export async function startRealtimeEngine(
     ...(ctx.realtime.baseUrl ? { baseUrl: ctx.realtime.baseUrl } : {}),
     logger: callLogger(ctx.logger, session.uuid),
     onFailure: (failure, fatal) => session.reportFailure(failure, fatal),
+    ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
     language,
     inputTranscription: { ...DEFAULT_INPUT_TRANSCRIPTION, language: language.split('-')[0]! },
     tools: { ...(ctx.agentDeps ? { agentDeps: ctx.agentDeps } : {}), ...(voiceTools ? { extraTools: voiceTools } : {}) },

@@ -297,7 +297,12 @@ export class RealtimeCall {
         this.emit({ type: 'vad-speech-start', atMs: now, audioStartMs: ev.audioStartMs });
         this.conversation.callerStarted(ev.itemId, this.connStartMs + ev.audioStartMs);
         this.rules.apply(this.rules.rules.callerSpeechStart(now));
-        if (this.cutAll(true) > 0) this.counters.interruptions++;
+        // The caller spoke over audio they had started hearing: a barge-in, always taken (the
+        // model's turn detection has no backchannel filter; interruptions are always on).
+        if (this.cutAll(true) > 0) {
+          this.counters.interruptions++;
+          this.deps.metrics?.interruptions.inc({ taken: 'true' });
+        }
         return;
       case 'speech-stopped':
         this.callerSpeaking = false;

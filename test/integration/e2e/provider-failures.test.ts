@@ -173,6 +173,53 @@ describe('pipeline calls when a provider fails', () => {
     expectNoKeysLogged();
   }, 60_000);
 
+  it('TTS failing mid-call: the greeting plays, a reply whose TTS fails (500) gets the offline apology and the call goes on; the next one (connection dropped) ends it; `tts-error: openai connection reset`, charged', async () => {
+    const before = w.audio.requests.length;
+    const a = await dial();
+    await greeted(a);
+    // The first reply's speech fails on every attempt (each retry included) with a 500.
+    w.audio.fail(SPEECH_PATH, { kind: 'status', status: 500 }, 1000);
+    await speak(a.call, fixture8k('utt-opening-hours'));
+    const firstFailure = performance.now();
+    await waitUntil(() => firstAudible(a.heard, firstFailure) !== undefined, 15_000, 'the offline apology');
+    await waitQuiet(a.heard, firstFailure, 800, 20_000);
+    expect(a.ended()).toBe(false); // one failed utterance: the call goes on
+    w.audio.clearFaults();
+    // The next reply's speech: the vendor drops the connection on every attempt.
+    w.audio.fail(SPEECH_PATH, { kind: 'drop' }, 1000);
+    await speak(a.call, fixture8k('utt-book-table'));
+    const secondFailure = performance.now();
+    await hungUpByEngine(a, 30_000);
+    expect(firstAudible(a.heard, secondFailure), 'the offline closing apology').toBeDefined();
+    const rec = await finishedRecord();
+    const uuid = rec.uuid as string;
+    // The assistant spoke (the greeting played out): charged for its minute though it failed.
+    expect(rec, JSON.stringify(rec.transcript)).toMatchObject({ status: 'failed', end_cause: 'tts-error: openai connection reset', cost: ONE_MINUTE });
+    const assistant = (rec.transcript as Record<string, any>[]).filter((t) => t.speaker === 'assistant');
+    const greeting = assistant[0]!;
+    expect(greeting).toMatchObject({ kind: 'greeting' });
+    expect(greeting.end_ms - greeting.start_ms).toBeGreaterThanOrEqual(300);
+    // Both replies played nothing; both apologies played, in that order.
+    expect(assistant.filter((t) => t.kind === 'reply').map((t) => t.end_ms === t.start_ms)).toEqual([true, true]);
+    expect(assistant.filter((t) => t.kind === 'apology').map((t) => t.text)).toEqual([APOLOGY, FAREWELL]);
+    // The apologies came from the offline voice: the TTS stand-in was never asked for them, and
+    // every request after the greeting failed with the fault queued for it.
+    const asked = w.audio.requests.slice(before).filter((r) => r.path === SPEECH_PATH);
+    const served = asked.filter((r) => r.fault === undefined).map((r) => String(r.json?.input ?? ''));
+    expect(served.length).toBeGreaterThan(0);
+    for (const text of served) expect(greeting.text).toContain(text);
+    expect(asked.slice(served.length).every((r) => r.fault !== undefined)).toBe(true);
+    expect(new Set(asked.map((r) => r.fault).filter(Boolean))).toEqual(new Set(['status', 'drop']));
+    expect(served.join(' ')).not.toContain(APOLOGY.split('.')[0]);
+    expect(served.join(' ')).not.toContain(FAREWELL.split('.')[0]);
+    const warned = warnings(uuid).filter((l) => l.kind === 'tts-error' && l.provider === 'openai');
+    expect(warned.map((l) => [l.reason, l.msg])).toEqual([
+      ['500', expect.stringContaining('the call goes on')],
+      ['connection reset', expect.stringContaining('ending the call')],
+    ]);
+    expectNoKeysLogged();
+  }, 120_000);
+
   it('TTS 500 from the start: the offline voice apologises, then ends the call; `tts-error: openai 500`, not charged', async () => {
     w.audio.fail(SPEECH_PATH, { kind: 'status', status: 500 }, 1000);
     const before = w.audio.requests.length;

@@ -1,6 +1,8 @@
 /** Multimodal calls: the model speaks in its own voice; we pace, cut and truncate its audio. */
+import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { TurnInput, TurnResult } from '../../../src/agent/types.ts';
+import { createCascadeMetrics } from '../../../src/call/cascade/metrics.ts';
 import { durationMs, runRealtimeCall, say } from './harness.ts';
 
 type Json = Record<string, unknown>;
@@ -56,10 +58,13 @@ describe('multimodal call', () => {
     expect(run.result.history.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
   });
 
-  it('barge-in: audio stops within one frame and the truncation carries the played position', async () => {
+  it('barge-in: audio stops within one frame and the truncation carries the played position; counted in switchboard_interruptions_total{taken="true"}', async () => {
     const long = 'Hello, thanks for calling Luigi. Today we have a special menu with fresh pasta, grilled fish and a lemon tart for dessert.';
+    // The engine's /metrics registry, with the counters the pipeline increments too.
+    const registry = new client.Registry();
     const run = await runRealtimeCall({
       mode: 'multimodal',
+      deps: { metrics: createCascadeMetrics(registry) },
       script: { items: [say('utt-book-table', 2000)], hangUpAtMs: 9000 },
       standIn: { script: [{ say: long }, { say: 'Sure, for how many?' }], userTranscripts: ['I would like to book a table.'] },
     });
@@ -83,6 +88,10 @@ describe('multimodal call', () => {
     expect(greeting.text.length).toBeLessThan(long.length);
     expect(run.result.history[0]).toEqual({ role: 'assistant', content: greeting.text });
     expect(run.result.counters.interruptions).toBe(1);
+    // The scrape says so, as it does for a pipeline call: one barge-in, taken.
+    const scrape = await registry.metrics();
+    expect(scrape).toContain('switchboard_interruptions_total{taken="true"} 1');
+    expect(scrape).not.toContain('switchboard_interruptions_total{taken="false"}');
     expect(run.result.transcript.at(-1)).toMatchObject({ speaker: 'assistant', text: 'Sure, for how many?' });
   });
 });

@@ -52,6 +52,7 @@ function target(method: string, url: string): { path: string; base: Json } | und
     'POST /conversations': { assistant_id: '00000000-0000-4000-8000-000000000000' },
     'POST /conversations/:uuid/messages': { message: 'hi' },
     'POST /user/ai/generate-reply': { assistant_id: ids.assistant, customer_identifier: 'c', message: 'hi' },
+    'POST /user/webhook-secret/rotate': { overlap_seconds: 0, force: true },
     'POST /user/whatsapp/send-freeform': { sender_id: ids.sender, recipient_phone: '+14155550333', message: 'hi' },
   };
   const base = bases[`${method} ${url}`];

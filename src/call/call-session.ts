@@ -82,6 +82,8 @@ export interface CallFacts {
   trunk: number | string | null;
   /** The far end's signalling address (inbound: the INVITE's source; outbound: the trunk). */
   remote: string;
+  /** The codecs on offer, in preference order (inbound: the caller's; outbound: ours); the answer picks one. */
+  codecs?: readonly string[];
 }
 
 export interface CallSessionEvents {
@@ -173,7 +175,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.log.info(
       {
         direction: init.direction,
-        ...(facts ? { from: facts.from, to: facts.to, trunk: facts.trunk, remote: facts.remote } : { trunk: init.trunkKey }),
+        ...(facts ? { from: facts.from, to: facts.to, trunk: facts.trunk, remote: facts.remote, ...(facts.codecs ? { codecs: facts.codecs } : {}) } : { trunk: init.trunkKey }),
         assistant: init.assistantId ?? null,
         mode: this.mode,
       },

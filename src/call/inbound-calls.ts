@@ -9,7 +9,7 @@
  */
 import { createSdpSession } from '../media/sdp-write.ts';
 import { answerOffer, type LocalMedia } from '../media/sdp-negotiate.ts';
-import { SdpNegotiationError } from '../media/sdp.ts';
+import { offeredCodecNames, SdpNegotiationError } from '../media/sdp.ts';
 import type { SrtpPolicy } from '../media/srtp/sdes.ts';
 import type { SipHeader } from '../sip/message.ts';
 import type { TrunkAuthenticator } from '../sip/trunk-auth.ts';
@@ -145,6 +145,7 @@ async function admitAndAnswer(
       to: base.toNumber,
       trunk: spec.id ?? trunk.inboundTrunkId,
       remote: `${incoming.source.transport}:${hostPort(incoming.source.address, incoming.source.port)}`,
+      codecs: offeredCodecNames(incoming.offer),
     },
     inviteAtMs,
   });

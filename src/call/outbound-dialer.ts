@@ -29,6 +29,10 @@ import { maxDurationMs, mediaOptionsOf, type CallEnv } from './call-env.ts';
 import { CallSession, type CallState } from './call-session.ts';
 import { formatForTrunk } from './numbers.ts';
 import { OutboundOffers } from './outbound-offer.ts';
+import { DEFAULT_CODEC_PREFERENCE, resolveCodecs } from '../media/codecs/codecs.ts';
+
+/** What our offers carry (createOffer without a codec list), for the `call started` line. */
+const OFFERED_CODECS = resolveCodecs(DEFAULT_CODEC_PREFERENCE).map((c) => c.name);
 
 export interface PlaceCallInput {
   accountId: number;
@@ -93,7 +97,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       recorder: env.recorder,
       maxDurationMs: maxDurationMs(env, input.assistant),
       mode: input.assistant.mode,
-      facts: { from: spec.phoneNumber, to: input.to, trunk: spec.id ?? input.trunk.inboundTrunkId, remote: `${spec.transport ?? 'udp'}:${spec.address}` },
+      facts: { from: spec.phoneNumber, to: input.to, trunk: spec.id ?? input.trunk.inboundTrunkId, remote: `${spec.transport ?? 'udp'}:${spec.address}`, codecs: OFFERED_CODECS },
     });
     env.registry.add(session);
     const work = this.dial(session, input).catch(async (err: unknown) => {

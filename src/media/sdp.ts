@@ -185,3 +185,14 @@ export function isHoldAddress(address: string | undefined): boolean {
 export function addressType(address: string): 'IP4' | 'IP6' {
   return address.includes(':') ? 'IP6' : 'IP4';
 }
+
+/** The audio codecs an SDP offers, in its preference order (no telephone-event; at most 8); [] when unreadable. */
+export function offeredCodecNames(sdp: string | undefined): string[] {
+  if (!sdp) return [];
+  try {
+    const audio = parseSdp(sdp).media.find((m) => m.type === 'audio');
+    return (audio?.formats ?? []).map((f) => f.name).filter((n) => n.toLowerCase() !== 'telephone-event').slice(0, 8);
+  } catch {
+    return [];
+  }
+}

@@ -204,6 +204,9 @@ describe('the log of the call', () => {
     expect(started.remote).toMatch(/^udp:127\.0\.0\.1:\d+$/);
     const answered = ofCall.find((l) => l.msg === 'call answered')!;
     expect(answered).toMatchObject({ level: 30, codec: expect.any(String), media: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
+    // The caller's offered codecs on the start line; the answer's pick among them on the answered one.
+    expect(started.codecs).toEqual(expect.arrayContaining([expect.any(String)]));
+    expect((started.codecs as string[]).map((c) => c.toLowerCase())).toContain(String(answered.codec).toLowerCase());
     const ended = ofCall.find((l) => l.msg === 'call ended')!;
     expect(ended).toMatchObject({ level: 30, cause: 'remote-hangup', status: 'completed', costUsd: 0.1 });
     expect(ended.durationS).toBeGreaterThan(1);

@@ -85,6 +85,7 @@ const schema = z
     SIP_TLS_CERT: z.string().min(1).optional(),
     SIP_TLS_KEY: z.string().min(1).optional(),
     SIP_TLS_CA: z.string().min(1).optional(),
+    RTP_PUBLIC_HOST: host.optional(),
     RTP_PORT_MIN: port.default(20000),
     RTP_PORT_MAX: port.default(29999),
     SWITCHBOARD_RTP_THREAD: z.enum(['0', '1']).default('1'),
@@ -156,7 +157,8 @@ export interface Config {
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
    */
-  rtp: { portMin: number; portMax: number; thread: boolean; native: boolean };
+  /** `publicHost`: RTP_PUBLIC_HOST, the media address SDP names to IPv4 peers (undefined: SIP_PUBLIC_HOST). */
+  rtp: { portMin: number; portMax: number; thread: boolean; native: boolean; publicHost?: string | undefined };
   /** The C DSP kernels of native/dsp (the denoiser's core) when built, else TypeScript; src/audio/native-dsp.ts. */
   dspNative: boolean;
   /** V8's old-generation growing factor as 1 + percent/100 (0: V8's own heuristic); see src/util/gc-tuning.ts. */
@@ -240,7 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         fdReserve: e.SIP_TCP_FD_RESERVE,
       },
     },
-    rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1' },
+    rtp: { portMin: e.RTP_PORT_MIN, portMax: e.RTP_PORT_MAX, thread: e.SWITCHBOARD_RTP_THREAD === '1', native: e.SWITCHBOARD_RTP_NATIVE === '1', publicHost: e.RTP_PUBLIC_HOST },
     dspNative: e.SWITCHBOARD_DSP_NATIVE === '1',
     heapGrowingPercent: e.SWITCHBOARD_HEAP_GROWING_PERCENT,
     denoiserBusyBatchMs: e.SWITCHBOARD_DENOISER_BUSY_BATCH_MS,

@@ -54,7 +54,7 @@ export interface CallEnv {
   recorder: CallRecorder;
   /** A fresh RtpSession (not yet allocated), for a call over a trunk with these media settings. */
   createMedia(options?: CallMediaOptions): RtpSession;
-  /** Address written into SDP c= lines. */
+  /** Address written into SDP c= lines for IPv4 peers (RTP_PUBLIC_HOST, else SIP_PUBLIC_HOST). */
   publicHost: string;
   limits: CallLimits;
   /** Ring this long before answering inbound calls (a caller expects a ring; tests need a window). */

@@ -4,7 +4,8 @@
  * A connected UDP socket receives only from its peer, which is the filtering we want (and dgram
  * stops resolving each datagram's destination). But connect() on a socket bound to the wildcard
  * address (0.0.0.0, ::) also pins its local address to the source address of the route back to
- * the peer. The peer sends to the address in our SDP (the advertised address, SIP_PUBLIC_HOST);
+ * the peer. The peer sends to the address in our SDP (the advertised media address: RTP_PUBLIC_HOST,
+ * else SIP_PUBLIC_HOST, never the SIP signalling address as such);
  * when that is not the route's source (several interfaces, a floating or secondary address), its
  * datagrams no longer match the socket and are dropped by the kernel: the caller goes silent.
  *

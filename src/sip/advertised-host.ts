@@ -10,6 +10,11 @@ import { isIP, isIPv4 } from 'node:net';
 export interface PublicHosts {
   host: string;
   host6?: string | undefined;
+  /**
+   * The media address named in SDP to IPv4 peers (RTP_PUBLIC_HOST), when it is not `host`: the
+   * signalling address (Via, Contact) and the media address may differ behind a SIP proxy tier.
+   */
+  mediaHost?: string | undefined;
 }
 
 /** True for an IPv6 address other than a v4-mapped one (::ffff:a.b.c.d), brackets allowed. */
@@ -27,6 +32,17 @@ export function advertisedHost(peer: string | undefined, hosts: PublicHosts): st
   if (!isIpv6Destination(peer)) return hosts.host;
   if (hosts.host6 !== undefined) return hosts.host6;
   return isIPv4(hosts.host) ? undefined : hosts.host;
+}
+
+/**
+ * The host our SDP names to `peer` (c= line, and what the RTP source filter expects the peer to
+ * send to): `mediaHost` for a peer reached over IPv4 when one is set, else what advertisedHost()
+ * names (IPv6 peers keep host6). Undefined exactly where advertisedHost() is.
+ */
+export function advertisedMediaHost(peer: string | undefined, hosts: PublicHosts): string | undefined {
+  const signalling = advertisedHost(peer, hosts);
+  if (signalling === undefined || isIpv6Destination(peer)) return signalling;
+  return hosts.mediaHost ?? signalling;
 }
 
 /** The reason phrase (and log message) when an IPv6 destination has no IPv6 host of ours to name. */

@@ -188,6 +188,8 @@ export class SipServer {
     });
     const publicHost = opts.config.sip.publicHost;
     const publicHost6 = opts.config.sip.publicHost6;
+    // What SDP names to IPv4 peers: RTP_PUBLIC_HOST when set (media apart from signalling).
+    const mediaHost = opts.config.rtp.publicHost ?? publicHost;
     this.env = {
       repos: opts.repos,
       trunks: opts.trunks,
@@ -198,14 +200,14 @@ export class SipServer {
       createMedia: (media) =>
         new RtpSession({
           pool: this.pool,
-          publicAddress: publicHost6 !== undefined && media?.peer !== undefined && isIPv6(media.peer) ? publicHost6 : publicHost,
+          publicAddress: publicHost6 !== undefined && media?.peer !== undefined && isIPv6(media.peer) ? publicHost6 : mediaHost,
           clock,
           logger,
           inbandDtmf: true,
           ...(opts.rtpTimeoutMs !== undefined ? { rtpTimeoutMs: opts.rtpTimeoutMs } : {}),
           ...(media?.learnSource ? { learnSource: true } : {}),
         }),
-      publicHost,
+      publicHost: mediaHost,
       limits: { ...DEFAULT_LIMITS, ...opts.limits },
       ...(opts.engine ? { engine: opts.engine } : {}),
       ...(opts.answerDelayMs ? { answerDelayMs: opts.answerDelayMs } : {}),
@@ -285,6 +287,7 @@ export class SipServer {
     // Bind to SIP_HOST (often 0.0.0.0) but advertise SIP_PUBLIC_HOST in Via and Contact.
     ua.config.host = opts.config.sip.publicHost;
     ua.config.host6 = opts.config.sip.publicHost6;
+    ua.config.mediaHost = opts.config.rtp.publicHost;
     server = new SipServer(ua, opts);
     server.tcpLimits = tcp.summary;
     server.tls = tls;
@@ -296,6 +299,7 @@ export class SipServer {
         ...(ua.tlsPort > 0 ? { tlsPort: ua.tlsPort } : {}),
         publicHost: opts.config.sip.publicHost,
         ...(opts.config.sip.publicHost6 !== undefined ? { publicHost6: opts.config.sip.publicHost6 } : {}),
+        ...(opts.config.rtp.publicHost !== undefined ? { rtpPublicHost: opts.config.rtp.publicHost } : {}),
         tcp: tcp.summary,
       },
       'SIP listening',

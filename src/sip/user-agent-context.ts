@@ -16,6 +16,8 @@ export interface UaConfig {
   host: string;
   /** The host we advertise to IPv6 peers in Via and Contact, when it differs from `host`. */
   host6?: string | undefined;
+  /** The media host our SDP names to IPv4 peers (RTP_PUBLIC_HOST), when it differs from `host`. */
+  mediaHost?: string | undefined;
   port: number;
   minSeSec: number;
   userAgent: string;
@@ -37,6 +39,8 @@ export interface UaContext extends DialogHost {
    * undefined for an IPv6 peer when we have no IPv6 host (advertised-host.ts).
    */
   advertisedHost(peer: string | undefined): string | undefined;
+  /** The host our SDP c= names to `peer`: advertisedMediaHost() (advertised-host.ts). */
+  advertisedMediaHost(peer: string | undefined): string | undefined;
   /** Our address-of-record URI in angle brackets, for From. */
   localUri(): string;
   newTag(): string;

@@ -32,8 +32,9 @@ export interface InviteOptions {
 }
 
 /**
- * The SDP offer for the host we advertise to the place the INVITE goes (SIP_PUBLIC_HOST or
- * SIP_PUBLIC_HOST6, by that place's family): called before each send to a host not offered yet.
+ * The SDP offer for the media host we advertise to the place the INVITE goes (RTP_PUBLIC_HOST,
+ * else SIP_PUBLIC_HOST, or SIP_PUBLIC_HOST6, by that place's family): called before each send to
+ * a host not offered yet.
  */
 export type OfferFor = (host: string) => string;
 
@@ -82,7 +83,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
 
   /** The offer in the current request. */
   private sdpOffer: string;
-  /** The host the current request names in Via, Contact and (through OfferFor) SDP. */
+  /** The media host the current request's SDP names (through OfferFor); Via and Contact name the SIP host. */
   advertised: string | undefined;
   constructor(
     private readonly ua: UaContext,
@@ -148,11 +149,12 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
       this.skipUnreachable();
       return;
     }
-    if (typeof this.offer !== 'string' && host !== this.advertised) {
-      this.sdpOffer = this.offer(host);
+    const mediaHost = this.ua.advertisedMediaHost(dest.address) ?? host;
+    if (typeof this.offer !== 'string' && mediaHost !== this.advertised) {
+      this.sdpOffer = this.offer(mediaHost);
       this.current = { ...this.current, body: Buffer.from(this.sdpOffer) };
     }
-    this.advertised = host;
+    this.advertised = mediaHost;
     this.ua.addVia(this.current, dest.transport, dest.address);
     // Contact follows the transport actually used.
     this.current.headers = this.current.headers.filter((h) => h.name !== 'contact');

@@ -24,7 +24,7 @@ import { OutgoingInvite, type InviteOptions, type OfferFor } from './user-agent-
 import { Registration, type RegisterOptions } from './user-agent-register.ts';
 import { parseSipUri } from './uri.ts';
 import { locate, systemDns, type SipDns } from './locate.ts';
-import { advertisedHost, NO_PUBLIC_IPV6 } from './advertised-host.ts';
+import { advertisedHost, advertisedMediaHost, NO_PUBLIC_IPV6 } from './advertised-host.ts';
 import type { SipTls } from './tls/tls-streams.ts';
 
 export interface UserAgentOptions {
@@ -200,6 +200,10 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
 
   advertisedHost(peer: string | undefined): string | undefined {
     return advertisedHost(peer, this.config);
+  }
+
+  advertisedMediaHost(peer: string | undefined): string | undefined {
+    return advertisedMediaHost(peer, this.config);
   }
 
   /**

@@ -35,6 +35,8 @@ export interface HarnessNet {
   /** What Via, Contact and SDP name (default `sipHost`), and what IPv6 peers are told (SIP_PUBLIC_HOST6). */
   publicHost?: string;
   publicHost6?: string;
+  /** What SDP names to IPv4 peers (RTP_PUBLIC_HOST; default the public host). */
+  rtpPublicHost?: string;
 }
 
 export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'repos' | 'trunks' | 'logger'>> = {}, balanceDollars = 10, net: HarnessNet = {}): Promise<Harness> {
@@ -47,7 +49,7 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
   const server = await SipServer.start({
     config: {
       sip: { host: sipHost, port: 0, publicHost: net.publicHost ?? sipHost, ...(net.publicHost6 !== undefined ? { publicHost6: net.publicHost6 } : {}) },
-      rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE },
+      rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE, ...(net.rtpPublicHost !== undefined ? { publicHost: net.rtpPublicHost } : {}) },
     },
     repos: t.ctx.repos,
     trunks: t.ctx.trunks,

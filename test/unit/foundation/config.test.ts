@@ -32,6 +32,12 @@ describe('configuration', () => {
     }
   });
 
+  it('RTP_PUBLIC_HOST: the media address for SDP, unset by default (SIP_PUBLIC_HOST is used); a bad value is refused', () => {
+    expect(loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7' }).rtp.publicHost).toBeUndefined();
+    expect(loadConfig({ SIP_PUBLIC_HOST: '198.51.100.7', RTP_PUBLIC_HOST: '198.51.100.8' }).rtp.publicHost).toBe('198.51.100.8');
+    expect(() => loadConfig({ RTP_PUBLIC_HOST: 'not a host!' })).toThrow(/RTP_PUBLIC_HOST/);
+  });
+
   it('takes the call caps and the overload threshold from SWITCHBOARD_MAX_*', () => {
     const c = loadConfig({
       SWITCHBOARD_MAX_CALLS: '900',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { advertisedHost, isIpv6Destination } from '../../../src/sip/advertised-host.ts';
+import { advertisedHost, advertisedMediaHost, isIpv6Destination } from '../../../src/sip/advertised-host.ts';
 import { ipKey } from '../../../src/util/ip.ts';
 
 describe('advertisedHost: the public host named to a destination, by its family', () => {
@@ -25,6 +25,23 @@ describe('advertisedHost: the public host named to a destination, by its family'
     expect(isIpv6Destination('carrier.example')).toBe(false);
     expect(isIpv6Destination('::1')).toBe(true);
     expect(isIpv6Destination('::ffff:127.0.0.1')).toBe(false);
+  });
+});
+
+describe('advertisedMediaHost: what SDP c= names (RTP_PUBLIC_HOST)', () => {
+  it.each([
+    // IPv4 peers (and names, and v4-mapped) get the media host when one is set.
+    ['198.51.100.1', { host: '203.0.113.5', mediaHost: '203.0.113.9' }, '203.0.113.9'],
+    ['carrier.example', { host: '203.0.113.5', mediaHost: '203.0.113.9' }, '203.0.113.9'],
+    ['::ffff:198.51.100.1', { host: '203.0.113.5', mediaHost: '203.0.113.9' }, '203.0.113.9'],
+    [undefined, { host: '203.0.113.5', mediaHost: '203.0.113.9' }, '203.0.113.9'],
+    // Unset: the signalling host, as before.
+    ['198.51.100.1', { host: '203.0.113.5' }, '203.0.113.5'],
+    // IPv6 peers keep SIP_PUBLIC_HOST6, or none at all.
+    ['2001:db8::1', { host: '203.0.113.5', host6: '2001:db8::7', mediaHost: '203.0.113.9' }, '2001:db8::7'],
+    ['2001:db8::1', { host: '203.0.113.5', mediaHost: '203.0.113.9' }, undefined],
+  ] as const)('%s with %j → %s', (peer, hosts, expected) => {
+    expect(advertisedMediaHost(peer, hosts)).toBe(expected);
   });
 });
 

@@ -80,6 +80,7 @@ const schema = z
     SIP_HOST: host.default('0.0.0.0'),
     SIP_PORT: port.default(5060),
     SIP_PUBLIC_HOST: host.optional(),
+    SIP_TRUSTED_PROXIES: cidrList.default(''),
     SIP_PUBLIC_HOST6: z.string().refine((h) => net.isIPv6(h) && !/^::ffff:/i.test(h), 'must be an IPv6 address').optional(),
     SIP_TLS_PORT: z.coerce.number().int().min(0).max(65535).default(5061),
     SIP_TLS_CERT: z.string().min(1).optional(),
@@ -152,7 +153,7 @@ export interface Config {
    * `tls`: SIP over TLS. A listener on `tls.port` (0: ephemeral) when cert and key (PEM files)
    * are set; `caFile` adds trust for outbound connections beside the system's store.
    */
-  sip: { host: string; port: number; publicHost: string; publicHost6?: string | undefined; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
+  sip: { host: string; port: number; publicHost: string; publicHost6?: string | undefined; trustedProxies?: string; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
   /**
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
@@ -232,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       port: e.SIP_PORT,
       publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost(),
       publicHost6: e.SIP_PUBLIC_HOST6 ?? defaultPublicHost6(e.SIP_HOST, e.SIP_PUBLIC_HOST),
+      trustedProxies: e.SIP_TRUSTED_PROXIES,
       tls: { port: e.SIP_TLS_PORT, certFile: e.SIP_TLS_CERT, keyFile: e.SIP_TLS_KEY, caFile: e.SIP_TLS_CA },
       tcp: {
         maxConnections: e.SIP_TCP_MAX_CONNECTIONS,

@@ -128,6 +128,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly assistantId: number | undefined;
   readonly media: RtpSession;
   readonly mode: CallMode;
+  /** Who and where (the `call started` facts), when the creator gave them. */
+  readonly facts: CallFacts | undefined;
   /** Every line about this call carries its uuid (`call`): log through this or a child of it. */
   readonly log: Logger;
   state: CallState = 'ringing';
@@ -172,6 +174,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.inviteAtMs = init.inviteAtMs ?? init.clock.monotonic();
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const facts = init.facts;
+    this.facts = facts;
     this.log.info(
       {
         direction: init.direction,

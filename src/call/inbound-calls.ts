@@ -11,7 +11,8 @@ import { createSdpSession } from '../media/sdp-write.ts';
 import { answerOffer, type LocalMedia } from '../media/sdp-negotiate.ts';
 import { offeredCodecNames, SdpNegotiationError } from '../media/sdp.ts';
 import type { SrtpPolicy } from '../media/srtp/sdes.ts';
-import type { SipHeader } from '../sip/message.ts';
+import type { SipHeader, SipRequest } from '../sip/message.ts';
+import type { Source } from '../sip/transaction-types.ts';
 import type { TrunkAuthenticator } from '../sip/trunk-auth.ts';
 import type { ProvisionedTrunk } from '../sip/trunk-registry.ts';
 import type { IncomingInvite } from '../sip/user-agent-incoming-invite.ts';
@@ -29,6 +30,12 @@ export function hostPort(address: string, port: number): string {
 }
 
 export interface InboundGate {
+  /**
+   * Where the INVITE really came from: the source a trusted proxy asserts (SIP_TRUSTED_PROXIES,
+   * src/sip/trusted-proxies.ts), else the packet's own. Trunk IP checks, strikes, the media
+   * peer's family and the call's remote address use it.
+   */
+  origin(req: SipRequest, source: Source): Source;
   /** Inbound ids of trunks that trust `ip` (allow-list or registrar address). */
   trusting(ip: string): Set<string>;
   auth: TrunkAuthenticator;
@@ -46,13 +53,14 @@ const reasonHeader = (value: string): SipHeader => ({ name: 'reason', value });
 export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incoming: IncomingInvite): Promise<void> {
   const inviteAtMs = env.clock.monotonic();
   const req = incoming.request;
-  const ip = incoming.source.address;
+  const origin = gate.origin(req, incoming.source);
+  const ip = origin.address;
   if (env.registry.isDraining) {
     incoming.reject(503, 'Service Unavailable', [{ name: 'retry-after', value: '30' }]);
     return;
   }
   const decision = routeInvite(
-    { sourceIp: ip, requestUser: userOf(req.uri), toUser: userOf(incoming.to), transport: incoming.source.transport },
+    { sourceIp: ip, requestUser: userOf(req.uri), toUser: userOf(incoming.to), transport: origin.transport },
     { trunks: env.trunks.list(), trusting: gate.trusting(ip) },
   );
   if (decision.kind === 'reject') {
@@ -83,12 +91,13 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
     ]);
     return;
   }
-  await admitAndAnswer(env, incoming, trunk, decision.diagnostic, inviteAtMs);
+  await admitAndAnswer(env, incoming, origin, trunk, decision.diagnostic, inviteAtMs);
 }
 
 async function admitAndAnswer(
   env: CallEnv,
   incoming: IncomingInvite,
+  origin: Source,
   trunk: ProvisionedTrunk,
   diagnostic: DiagnosticMode | undefined,
   inviteAtMs: number,
@@ -126,7 +135,7 @@ async function admitAndAnswer(
   if (incoming.state !== 'pending') return; // CANCEL raced the lookups
 
   const record = await env.recorder.create({ ...base, status: 'ringing' });
-  const media = env.createMedia({ ...mediaOptionsOf(spec), peer: incoming.source.address });
+  const media = env.createMedia({ ...mediaOptionsOf(spec), peer: origin.address });
   const session = new CallSession({
     recordId: record.id,
     uuid: record.uuid,
@@ -144,7 +153,7 @@ async function admitAndAnswer(
       from: base.fromNumber,
       to: base.toNumber,
       trunk: spec.id ?? trunk.inboundTrunkId,
-      remote: `${incoming.source.transport}:${hostPort(incoming.source.address, incoming.source.port)}`,
+      remote: `${origin.transport}:${hostPort(origin.address, origin.port)}`,
       codecs: offeredCodecNames(incoming.offer),
     },
     inviteAtMs,

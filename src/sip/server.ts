@@ -30,6 +30,7 @@ import { TcpAdmission, type FdBudget } from './tcp-admission.ts';
 import { LoopLag, type LoopDelayMonitor } from './loop-lag.ts';
 import { RegistrationManager, type RegistrationManagerOptions } from './registration-manager.ts';
 import type { TimerConfig } from './transaction-types.ts';
+import { TrustedProxies } from './trusted-proxies.ts';
 import { TrunkAuthenticator } from './trunk-auth.ts';
 import type { TrunkRegistry } from './trunk-registry.ts';
 import type { SipDns } from './locate.ts';
@@ -153,6 +154,8 @@ export class SipServer {
   private readonly logger: Logger;
   /** Trunk and registrar addresses: the abuse guard lets them through, TCP admission keeps room for them. */
   private readonly trustedSource: (ip: string) => boolean;
+  /** SIP_TRUSTED_PROXIES: whose X-Switchboard-Source is believed (trusted-proxies.ts). */
+  private readonly proxies: TrustedProxies;
   private lastRateLog = -Infinity;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
@@ -165,7 +168,9 @@ export class SipServer {
       opts.portPool ??
       new PortPool({ host: opts.config.sip.host, minPort: opts.config.rtp.portMin, maxPort: opts.config.rtp.portMax, io: opts.rtpIo ?? rtpIoFor(opts.config.rtp.thread) });
     this.registrations = new RegistrationManager({ ua, trunks: opts.trunks, clock, logger, ...opts.registration });
-    this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip);
+    this.proxies = new TrustedProxies(opts.config.sip.trustedProxies ?? '');
+    // A trusted proxy carries everyone's traffic: it never collects strikes or per-source TCP caps.
+    this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip) || this.proxies.trusts(ip);
     const metrics = createSipMetrics(opts.metricsRegistry);
     this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry));
     this.countTraffic(metrics);
@@ -216,6 +221,7 @@ export class SipServer {
     const rates = { ...DEFAULT_CALL_RATE, ...opts.callRate };
     const limiter = new CallRateLimiter({ perTrunk: rates.perTrunk, process: rates.process }, clock.monotonic());
     const gate: InboundGate = {
+      origin: (req, source) => this.proxies.origin(req, source),
       trusting: (ip) => new Set([...opts.trunks.findInboundBySource(ip).map((t) => t.inboundTrunkId), ...this.registrations.trusting(ip)]),
       auth: new TrunkAuthenticator(clock, publicHost),
       strike: (ip) => this.abuse.strike(ip),
@@ -374,7 +380,9 @@ export class SipServer {
     const receiveRequest = layer.receiveRequest.bind(layer);
     const receiveResponse = layer.receiveResponse.bind(layer);
     layer.receiveRequest = (req, source) => {
-      if (this.abuse.check(req, source.address) !== 'pass') return;
+      // Only a trusted proxy may say where a request came from; anyone else's assertion is removed.
+      this.proxies.scrub(req, source);
+      if (this.abuse.check(req, this.proxies.origin(req, source).address) !== 'pass') return;
       this.countRequest(req.method);
       receiveRequest(req, source);
     };

@@ -37,6 +37,8 @@ export interface HarnessNet {
   publicHost6?: string;
   /** What SDP names to IPv4 peers (RTP_PUBLIC_HOST; default the public host). */
   rtpPublicHost?: string;
+  /** SIP_TRUSTED_PROXIES. */
+  trustedProxies?: string;
 }
 
 export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'repos' | 'trunks' | 'logger'>> = {}, balanceDollars = 10, net: HarnessNet = {}): Promise<Harness> {
@@ -48,7 +50,7 @@ export async function harness(opts: Partial<Omit<SipServerOptions, 'config' | 'r
   rtpBase = rtpBase >= 39_600 ? 30_000 : rtpBase + 200;
   const server = await SipServer.start({
     config: {
-      sip: { host: sipHost, port: 0, publicHost: net.publicHost ?? sipHost, ...(net.publicHost6 !== undefined ? { publicHost6: net.publicHost6 } : {}) },
+      sip: { host: sipHost, port: 0, publicHost: net.publicHost ?? sipHost, ...(net.publicHost6 !== undefined ? { publicHost6: net.publicHost6 } : {}), ...(net.trustedProxies !== undefined ? { trustedProxies: net.trustedProxies } : {}) },
       rtp: { portMin: 20000, portMax: 20100, thread: RTP_THREAD, native: RTP_NATIVE, ...(net.rtpPublicHost !== undefined ? { publicHost: net.rtpPublicHost } : {}) },
     },
     repos: t.ctx.repos,

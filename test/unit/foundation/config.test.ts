@@ -38,6 +38,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ RTP_PUBLIC_HOST: 'not a host!' })).toThrow(/RTP_PUBLIC_HOST/);
   });
 
+  it('SIP_TRUSTED_PROXIES: none by default; addresses and CIDR ranges; a bad entry is refused by name', () => {
+    expect(loadConfig({}).sip.trustedProxies).toBe('');
+    expect(loadConfig({ SIP_TRUSTED_PROXIES: '10.0.0.0/24,192.0.2.7' }).sip.trustedProxies).toBe('10.0.0.0/24,192.0.2.7');
+    expect(() => loadConfig({ SIP_TRUSTED_PROXIES: '10.0.0.0/24,kamailio' })).toThrow(/SIP_TRUSTED_PROXIES: .*kamailio/);
+  });
+
   it('takes the call caps and the overload threshold from SWITCHBOARD_MAX_*', () => {
     const c = loadConfig({
       SWITCHBOARD_MAX_CALLS: '900',

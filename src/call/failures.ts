@@ -52,6 +52,7 @@ export function failureReason(err: unknown): string {
     if (typeof code === 'string' && code in NETWORK_REASONS) return NETWORK_REASONS[code]!;
     if (typeof code === 'number' && code >= 1000 && code < 5000) return String(code);
     const message = e instanceof Error ? e.message : typeof e === 'string' ? e : '';
+    if (/\bno API key configured\b/.test(message)) return 'no API key';
     const m = STATUS_IN_MESSAGE.exec(message);
     if (m) return (m[1] ?? m[2] ?? m[3] ?? m[4])!;
     if (/ECONNREFUSED/.test(message)) return 'connection refused';

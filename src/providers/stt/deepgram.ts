@@ -293,6 +293,8 @@ class DeepgramStream implements SttStream {
   }
 
   private connect(): Promise<WebSocket> {
+    // Without a key Deepgram can only refuse us: say so at once, without a lookup or a handshake.
+    if (!this.o.apiKey) return Promise.reject(new ProviderError('Deepgram: no API key configured (DEEPGRAM_API_KEY)', 'deepgram', false));
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(this.url, { headers: { Authorization: `Token ${this.o.apiKey ?? ''}`, ...traceHeaders() }, perMessageDeflate: false });
       this.connecting = ws;

@@ -225,6 +225,19 @@ describe('Deepgram live STT against the stand-in', () => {
     expect(err?.type === 'error' && err.error.message).toMatch(/401/);
   });
 
+  it('with no API key it reports a permanent error naming the variable, and never connects', async () => {
+    const { standIn } = await setup();
+    const keyless = new DeepgramStt({ baseUrl: standIn.url });
+    const events = collect(keyless.open({ language: 'en-US', signal: new AbortController().signal, sampleRate: 16000 }));
+    await events.done;
+    const err = events.events[0];
+    expect(err?.type).toBe('error');
+    expect(err?.type === 'error' && err.error.retryable).toBe(false);
+    expect(err?.type === 'error' && err.error.message).toContain('DEEPGRAM_API_KEY');
+    expect(standIn.connections).toHaveLength(0);
+    expect(standIn.rejected).toHaveLength(0);
+  });
+
   it('abort tears the socket down at once and ends the events', async () => {
     const { standIn, provider } = await setup();
     const ac = new AbortController();

@@ -18,6 +18,7 @@ describe('failure reasons', () => {
     ['a refused TCP connection (undici)', toProviderError(refused(), 'openai', 'speech'), 'connection refused'],
     ['a socket closed during connect', new ProviderError('openai-realtime closed during connect (1011 server error)', 'openai-realtime', true), '1011'],
     ['our own deadline', new Error('no audio in time'), 'timeout'],
+    ['a provider with no key in this engine', new ProviderError('Deepgram: no API key configured (DEEPGRAM_API_KEY)', 'deepgram', false), 'no API key'],
     ['anything else', new Error('something odd'), 'error'],
   ])('%s → %s', (_what, err, reason) => {
     expect(failureReason(err)).toBe(reason);

@@ -20,14 +20,19 @@ export interface OpenAiLlmOptions {
  * are ours, not the client's: a retry after tokens were already handed to `onToken` would say
  * things twice, so only failures before the first token are retried.
  */
+const NO_KEY = 'OpenAI: no API key configured (OPENAI_API_KEY)';
+
 export class OpenAiLlmProvider implements LlmProvider {
   readonly label = 'openai';
   readonly capabilities = { streaming: true, tools: true };
   private readonly client: OpenAI;
   private readonly idleTimeoutMs: number;
   private readonly retries: number;
+  /** No key and the official endpoint: every request could only be refused. */
+  private readonly keyless: boolean;
 
   constructor(opts: OpenAiLlmOptions = {}) {
+    this.keyless = !opts.apiKey && !opts.baseUrl;
     this.client = new OpenAI({
       // The client refuses to start without a key; a local stand-in or proxy does not need one.
       apiKey: opts.apiKey ?? 'unset',
@@ -41,6 +46,7 @@ export class OpenAiLlmProvider implements LlmProvider {
   }
 
   async complete(req: LlmRequest): Promise<LlmResult> {
+    if (this.keyless) throw new ProviderError(NO_KEY, this.label, false);
     let lastError: unknown;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       const state = { emitted: false };

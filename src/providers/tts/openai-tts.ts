@@ -76,6 +76,10 @@ export class OpenAiTts implements TtsProvider {
   async *synthesize(text: string, opts: TtsSynthesisOptions): AsyncGenerator<AudioFrame> {
     const input = text.trim();
     if (input === '' || opts.signal.aborted) return;
+    // No key and the official endpoint (and no client of the caller's): it could only refuse us.
+    if (!this.options.client && !this.options.apiKey && !this.options.baseUrl) {
+      throw new ProviderError('OpenAI: no API key configured (OPENAI_API_KEY)', this.label, false);
+    }
     const started = this.clock.monotonic();
     const retries = this.options.retries ?? 1;
     let yielded = false;

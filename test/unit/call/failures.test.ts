@@ -48,3 +48,29 @@ describe('failure reasons', () => {
     expect(isPermanent(refused())).toBe(false);
   });
 });
+
+describe('OpenAI providers with no key and the official endpoint', () => {
+  it('refuse at once, naming OPENAI_API_KEY, as a permanent failure read as "no API key"', async () => {
+    const { OpenAiLlmProvider } = await import('../../../src/providers/llm/openai.ts');
+    const { OpenAiTts } = await import('../../../src/providers/tts/openai-tts.ts');
+    const llm = new OpenAiLlmProvider({});
+    const llmErr = await llm.complete({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(llmErr).toBeInstanceOf(ProviderError);
+    expect((llmErr as ProviderError).message).toContain('OPENAI_API_KEY');
+    expect(isPermanent(llmErr)).toBe(true);
+    expect(failureReason(llmErr)).toBe('no API key');
+
+    const tts = new OpenAiTts({});
+    const ttsErr = await (async () => {
+      for await (const _ of tts.synthesize('hello', { voice: 'alloy', signal: new AbortController().signal } as never)) void _;
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(ttsErr).toBeInstanceOf(ProviderError);
+    expect(failureReason(ttsErr)).toBe('no API key');
+  });
+});

@@ -139,7 +139,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
   const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
   ctx.campaignRunner = campaigns.dialer;
-  const { app } = await buildApp(ctx, { metrics });
+  const { app, console: webConsole } = await buildApp(ctx, { metrics });
   try {
     await app.listen({ host: config.http.host, port: config.http.port });
   } catch (err) {
@@ -154,7 +154,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   }
   const addr = app.server.address() as AddressInfo;
   const httpUrl = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${addr.port}`;
-  logger.info({ httpUrl }, 'switchboard started');
+  logger.info({ httpUrl, console: `${httpUrl}/console` }, 'switchboard started');
+  // The console is built in memory once; started now so its first page is served at once.
+  webConsole.warm().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'the web console could not be built'));
   // Webhook outbox delivery and chat inactivity sweeps; both resume from the store after a restart.
   chat.start();
   // Live calls' records are stamped alive, so a crash-cut call is closed by its real length.

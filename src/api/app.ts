@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi.ts';
 import { registerDocsRoutes } from './docs.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { registerRoutes } from './routes/index.ts';
+import { registerConsoleRoutes, type ConsoleRoutes } from '../console/serve.ts';
 
 export const API_PREFIX = '/api';
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -19,6 +20,8 @@ export interface BuiltApp {
   metrics: Metrics;
   /** Every route fastify serves (method and full URL, HEAD excluded): what the OpenAPI test checks. */
   served: Array<{ method: string; url: string }>;
+  /** The web console at /console (built on first use, or when `warm()` is called). */
+  console: ConsoleRoutes;
 }
 
 export interface AppOptions {
@@ -113,5 +116,6 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     (document ??= openApiDocument(api, { title: 'Switchboard API', version: '1.0.0', serverUrl: `${ctx.config.publicUrl}${API_PREFIX}` })),
   );
   registerDocsRoutes(app, API_PREFIX, ctx.config.publicUrl);
-  return { app, api, metrics, served };
+  const console = registerConsoleRoutes(app);
+  return { app, api, metrics, served, console };
 }

@@ -1,0 +1,16 @@
+import type { VNode } from 'preact';
+import type { Api } from './api.ts';
+
+/**
+ * Every page of the console: its URL pattern under /console, the title the tab and the heading
+ * show, whether it is in the navigation, and what it renders. A page gets the signed-in API and
+ * its URL parameters; it fetches what it shows itself.
+ */
+export interface Route {
+  pattern: string;
+  title: string;
+  nav?: boolean;
+  render(api: Api, params: Record<string, string>): VNode;
+}
+
+export const ROUTES: Route[] = [];

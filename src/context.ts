@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { LiveFeed } from './call/live/live-feed.ts';
+import type { CallSession } from './call/call-session.ts';
 import type { Config } from './config.ts';
 import type { Store, Repos } from './store/index.ts';
 import type { Clock } from './util/clock.ts';
@@ -36,4 +38,19 @@ export interface AppContext {
   outbound?: Outbound;
   /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
   providerMetrics?: ProviderMetrics;
+  /** Live calls' events for watchers (GET /user/calls/events); reach it through `liveFeedOf(ctx)`. */
+  liveFeed?: LiveFeed;
+  /** The calls this node holds now (hang-up, the feed's first snapshot); absent until SIP is up. */
+  liveCalls?: LiveCalls;
+}
+
+/** The calls running on this node, by uuid. */
+export interface LiveCalls {
+  get(uuid: string): CallSession | undefined;
+  list(): CallSession[];
+}
+
+/** The context's live feed, made on first use so every part that asks shares one. */
+export function liveFeedOf(ctx: AppContext): LiveFeed {
+  return (ctx.liveFeed ??= new LiveFeed());
 }

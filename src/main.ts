@@ -15,7 +15,7 @@ import { createLogger } from './util/logger.ts';
 import { buildApp } from './api/app.ts';
 import { SipServer } from './sip/server.ts';
 import { rtpIoFor, sharedRtpIoThread } from './media/rtp-io/index.ts';
-import type { AppContext } from './context.ts';
+import { liveFeedOf, type AppContext } from './context.ts';
 import { chatServices } from './chat/services.ts';
 import { wireCampaigns } from './campaigns/wiring.ts';
 import { createMetrics, registerSipTcpMetrics } from './api/metrics.ts';
@@ -122,6 +122,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       engine: calls.engine,
       rtpIo,
       metricsRegistry: metrics.registry,
+      liveFeed: liveFeedOf(ctx),
       ...SipServer.optionsFrom(config),
     });
   } catch (err) {
@@ -136,6 +137,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;
+  ctx.liveCalls = sip.registry;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
   const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
   ctx.campaignRunner = campaigns.dialer;

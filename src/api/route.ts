@@ -95,6 +95,14 @@ export class Api {
 
   constructor(private readonly app: FastifyInstance, readonly prefix: string) {}
 
+  /** Runs as the app starts closing, before it waits for open requests: long-lived streams end here. */
+  onPreClose(hook: () => void): void {
+    this.app.addHook('preClose', (done) => {
+      hook();
+      done();
+    });
+  }
+
   /** Runs when the app closes: a route group releases what it holds (child processes, caches). */
   onClose(hook: () => Promise<void> | void): void {
     this.app.addHook('onClose', async () => {

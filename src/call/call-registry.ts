@@ -5,6 +5,7 @@
  */
 import type { CallSession, EndCause } from './call-session.ts';
 import type { CallMetrics } from '../telemetry/call-metrics.ts';
+import type { LiveFeed } from './live/live-feed.ts';
 
 export class CallRegistry {
   private readonly calls = new Map<string, CallSession>();
@@ -14,8 +15,14 @@ export class CallRegistry {
   /** RTP datagrams the media lock dropped on calls no longer here. */
   private endedFiltered = 0;
 
-  /** `metrics`: live and ended calls on /metrics (src/telemetry/call-metrics.ts). */
-  constructor(private readonly metrics?: CallMetrics) {}
+  /**
+   * `metrics`: live and ended calls on /metrics (src/telemetry/call-metrics.ts); `live`: watchers
+   * are told when a call starts, is answered and ends (GET /user/calls/events).
+   */
+  constructor(
+    private readonly metrics?: CallMetrics,
+    private readonly live?: LiveFeed,
+  ) {}
 
   get size(): number {
     return this.calls.size;
@@ -56,6 +63,13 @@ export class CallRegistry {
     bump(this.byAccount, session.accountId, 1);
     bump(this.byTrunk, session.trunkKey, 1);
     this.metrics?.track(session);
+    if (this.live) {
+      const live = this.live;
+      const changed = () => live.publish({ kind: 'call', accountId: session.accountId, callId: session.recordId, uuid: session.uuid });
+      changed();
+      session.once('answered', changed);
+      session.once('ended', changed);
+    }
     session.once('ended', () => this.remove(session));
     // `ended` is emitted after the record is written; if it never listens (closed before add),
     // the done promise still frees the slot.

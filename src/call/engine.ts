@@ -18,6 +18,8 @@ import type { TurnVoice } from './cascade/spoken-turn.ts';
 import type { CallSession } from './call-session.ts';
 import { recordingPath, type RecordingSink } from './recorder.ts';
 import { currentCallTrace } from '../telemetry/call-trace.ts';
+import { callPublisher, type LiveFeed } from './live/live-feed.ts';
+import type { TranscriptEntry } from './transcript.ts';
 
 export interface DtmfEvent {
   digit: string;
@@ -54,9 +56,21 @@ export interface EngineContext {
   metrics?: CascadeMetrics;
   /** The offline voice for apologies when the assistant's TTS is down. */
   fallbackVoice?: TurnVoice;
+  /** Live calls' transcript lines and timeline events, for watchers (GET /user/calls/events). */
+  live?: LiveFeed;
 }
 
 export class EngineSetupError extends Error {}
+
+/** The engine's timeline and transcript lines go to the live feed as they happen (when there is one). */
+export function livePublishing(feed: LiveFeed | undefined, session: Pick<CallSession, 'accountId' | 'recordId' | 'uuid'>) {
+  const live = callPublisher(feed, session);
+  if (!live) return {};
+  return {
+    onEvent: (event: { type: string; atMs: number }) => live.timeline(event),
+    onTranscript: (entry: TranscriptEntry) => live.transcript(entry),
+  };
+}
 
 /** Catalog ids on the assistant → the providers and voice options of one call. */
 export function resolveSpeech(assistant: Pick<AssistantRecord, 'id' | 'accountId' | 'config'>, ctx: Pick<EngineContext, 'catalog' | 'speech'>): Pick<CascadeDeps, 'voice' | 'stt' | 'language'> {
@@ -128,6 +142,7 @@ export async function startEngine(
     ...(control?.history ? { history: control.history } : {}),
     ...(control?.onHistory ? { onHistory: control.onHistory } : {}),
     ...(trace ? { trace } : {}),
+    ...livePublishing(ctx.live, session),
     // A call-level recording (the call runner's, across assistant swaps) is saved by its owner.
     ...(control?.recording
       ? { recording: control.recording }

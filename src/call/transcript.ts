@@ -47,9 +47,12 @@ export interface TranscriptEntry {
 
 export class Transcript {
   private readonly list: TranscriptEntry[] = [];
+  /** Told of every line as it is added (the live call feed). */
+  onAdd: ((entry: TranscriptEntry) => void) | undefined;
 
   add(entry: TranscriptEntry): TranscriptEntry {
     this.list.push(entry);
+    this.onAdd?.(entry);
     return entry;
   }
 

@@ -6,6 +6,7 @@
  * registrations of `auth` trunks; and the outbound dialer. `close()` drains calls, unregisters,
  * releases ports.
  */
+import type { LiveFeed } from '../call/live/live-feed.ts';
 import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import type client from 'prom-client';
@@ -58,6 +59,8 @@ export interface SipServerOptions {
   callRate?: Partial<CallRates>;
   /** Where the SIP counters (bans, malformed input, rate-limited calls) are served; none by default. */
   metricsRegistry?: client.Registry;
+  /** Watchers of live calls (GET /user/calls/events) hear of calls starting and ending. */
+  liveFeed?: LiveFeed;
   timers?: Partial<TimerConfig>;
   /** Where RFC 3263's NAPTR, SRV and address queries go (default: the system's resolver). */
   dns?: SipDns;
@@ -172,7 +175,7 @@ export class SipServer {
     // A trusted proxy carries everyone's traffic: it never collects strikes or per-source TCP caps.
     this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip) || this.proxies.trusts(ip);
     const metrics = createSipMetrics(opts.metricsRegistry);
-    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry));
+    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry), opts.liveFeed);
     this.countTraffic(metrics);
     this.abuse = new AbuseGuard({
       clock,

@@ -22,7 +22,8 @@ export class SseParser {
     const out: SseEvent[] = [];
     for (;;) {
       const nl = this.buffer.search(/\r\n|\r|\n/);
-      if (nl < 0) break;
+      // A CR at the end of a chunk may be the first half of a CRLF: wait for the next chunk.
+      if (nl < 0 || (nl === this.buffer.length - 1 && this.buffer[nl] === '\r')) break;
       const line = this.buffer.slice(0, nl);
       this.buffer = this.buffer.slice(nl + (this.buffer.startsWith('\r\n', nl) ? 2 : 1));
       if (line === '') {

@@ -10,6 +10,7 @@ import { registerSipTrunkRoutes } from './sip-trunks.ts';
 import { registerCampaignRoutes } from './campaigns.ts';
 import { registerWhatsappSenderRoutes } from './whatsapp-senders.ts';
 import { registerCallRoutes } from './calls.ts';
+import { registerCallLiveRoutes } from './calls-live.ts';
 import { registerOutboundCallRoutes } from './calls-outbound.ts';
 import { registerConversationRoutes } from './conversations.ts';
 import { registerGenerateReplyRoutes } from './generate-reply.ts';
@@ -30,6 +31,7 @@ export async function registerRoutes(api: Api, ctx: AppContext): Promise<void> {
   registerCampaignRoutes(api, ctx);
   registerWhatsappSenderRoutes(api, ctx);
   registerCallRoutes(api, ctx);
+  registerCallLiveRoutes(api, ctx);
   registerOutboundCallRoutes(api, ctx);
   registerConversationRoutes(api, ctx);
   registerGenerateReplyRoutes(api, ctx);

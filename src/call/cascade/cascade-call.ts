@@ -81,6 +81,7 @@ export class CascadeCall {
     private readonly callVariables: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ) {
+    this.transcript.onAdd = deps.onTranscript;
     this.s = cascadeSettings(assistant, callVariables);
     this.work = deps.work ?? untracked;
     this.t0 = deps.clock.now();

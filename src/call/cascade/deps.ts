@@ -16,6 +16,7 @@ import type { DenoiserFactory, VadFactory } from './listener.ts';
 import type { CascadeMetrics } from './metrics.ts';
 import type { TurnVoice } from './spoken-turn.ts';
 import type { TimelineListener } from './timeline.ts';
+import type { TranscriptEntry } from '../transcript.ts';
 import type { WorkTracker } from './work.ts';
 import type { TurnTracer } from '../../telemetry/call-trace.ts';
 
@@ -76,6 +77,8 @@ export interface CascadeDeps {
   sttChunkMs?: number;
   timeouts?: { llmFirstTokenMs?: number; ttsFirstFrameMs?: number; sttFinalWaitMs?: number };
   onEvent?: TimelineListener;
+  /** Each transcript line as it is added (the live call feed). */
+  onTranscript?: (entry: TranscriptEntry) => void;
   /** The call's trace (tracing on): turn spans from the timeline, the turn's work in its span. */
   trace?: TurnTracer;
   /** A provider failed (logged and, when fatal, kept for the call record by the session). */

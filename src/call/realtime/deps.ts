@@ -13,6 +13,7 @@ import type { CascadeMetrics } from '../cascade/metrics.ts';
 import type { WorkTracker } from '../cascade/work.ts';
 import type { FallbackAgent } from './function-calls.ts';
 import type { RealtimeTimelineListener } from './timeline.ts';
+import type { TranscriptEntry } from '../transcript.ts';
 import type { TtsVoice } from './tts-utterance.ts';
 
 export interface RealtimeDeps {
@@ -41,6 +42,8 @@ export interface RealtimeDeps {
   logger?: EngineLogger;
   leadFrames?: number;
   onEvent?: RealtimeTimelineListener;
+  /** Each transcript line as it is added (the live call feed). */
+  onTranscript?: (entry: TranscriptEntry) => void;
   /** A provider failed (logged and, when fatal, kept for the call record by the session). */
   onFailure?: FailureListener;
   /** The engine's /metrics counters shared with the pipeline: barge-ins count in `switchboard_interruptions_total`. */

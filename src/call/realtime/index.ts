@@ -20,7 +20,7 @@ import type { EngineLogger } from '../cascade/deps.ts';
 import type { WorkTracker } from '../cascade/work.ts';
 import type { CascadeMetrics } from '../cascade/metrics.ts';
 import type { CallSession } from '../call-session.ts';
-import { EngineSetupError, type CallMedia, type EngineContext } from '../engine.ts';
+import { EngineSetupError, livePublishing, type CallMedia, type EngineContext } from '../engine.ts';
 import { recordingPath, type RecordingSink } from '../recorder.ts';
 import type { TranscriptEntry } from '../transcript.ts';
 import type { FailureListener } from '../failures.ts';
@@ -63,6 +63,8 @@ export interface RealtimeEngineDeps {
   /** The call's recording across engine runs (then `recordingPath` is not used: its owner saves it). */
   recording?: RecordingSink;
   onEvent?: RealtimeTimelineListener;
+  /** Each transcript line as it is added (the live call feed). */
+  onTranscript?: (entry: TranscriptEntry) => void;
   onFailure?: FailureListener;
   /** /metrics counters shared with the pipeline (barge-ins in `switchboard_interruptions_total`). */
   metrics?: Pick<CascadeMetrics, 'interruptions'>;
@@ -120,6 +122,7 @@ export async function runRealtime(
       ...(deps.logger ? { logger: deps.logger } : {}),
       ...(deps.leadFrames !== undefined ? { leadFrames: deps.leadFrames } : {}),
       ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+      ...(deps.onTranscript ? { onTranscript: deps.onTranscript } : {}),
       ...(deps.onFailure ? { onFailure: deps.onFailure } : {}),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
       ...(deps.recording ? { recording: deps.recording } : {}),
@@ -207,6 +210,7 @@ export async function startRealtimeEngine(
         : {}),
     ...(control?.history ? { history: control.history } : {}),
     ...(control?.onHistory ? { onHistory: control.onHistory } : {}),
+    ...livePublishing(ctx.live, session),
   };
   if (assistant.mode === 'multimodal') {
     deps.modelVoice = voice.provider_voice;

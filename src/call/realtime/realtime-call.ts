@@ -79,6 +79,7 @@ export class RealtimeCall {
     signal: AbortSignal,
   ) {
     this.t0 = deps.clock.now();
+    this.conversation.transcript.onAdd = deps.onTranscript;
     this.work = deps.work ?? untracked;
     this.rules = new RulesClock(new CallRules(s.rules), deps.clock, () => this.now(), (actions) => this.onRules(actions));
     this.recorder = s.record && !deps.recording ? new StereoRecorder() : undefined;

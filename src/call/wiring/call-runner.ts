@@ -162,6 +162,8 @@ export class CallRunner {
         return undefined;
       });
       await this.finish(session, assistant, outcome, log, saved);
+      // The record now has its transcript, recording and cost: watchers read it again.
+      this.deps.engine.live?.publish({ kind: 'call', accountId: session.accountId, callId: session.recordId, uuid: session.uuid });
     } catch (err) {
       // Only the store can fail here; the call itself is already over.
       log.error({ err: (err as Error).message }, 'could not finish the call');

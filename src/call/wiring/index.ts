@@ -10,7 +10,7 @@
  * `close()` after the SIP server has drained (its calls may still be finishing).
  */
 import type client from 'prom-client';
-import type { AppContext } from '../../context.ts';
+import { liveFeedOf, type AppContext } from '../../context.ts';
 import type { LlmRegistry } from '../../providers/llm/registry.ts';
 import type { EventPublisher } from '../../webhooks/events.ts';
 import type { CallEngine } from '../call-env.ts';
@@ -61,6 +61,8 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
     metricsRegistry: input.metricsRegistry,
     ...(ctx.providerMetrics ? { providerMetrics: ctx.providerMetrics } : {}),
   });
+  // The engine's transcript lines and timeline events go to the same feed the API serves.
+  parts.ctx.live = liveFeedOf(ctx);
   const postCall = postCallDeps(ctx, input.llm, input.events);
   const runner = new CallRunner({
     engine: parts.ctx,

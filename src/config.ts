@@ -38,6 +38,30 @@ const callsPerSec = z.coerce.number().min(0).max(100_000);
 /** Bounds on SIP over TCP (src/sip/tcp-admission.ts, src/sip/stream-deadline.ts, src/sip/fd-budget.ts). */
 export const SIP_TCP_DEFAULTS = Object.freeze({ maxPerSource: 64, acceptRatePerSecond: 10, idleTimeoutMs: 300_000, messageTimeoutMs: 10_000 });
 
+/** What names a node on call records and log lines: a host name's characters, bounded. */
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** The host name, cut to what SWITCHBOARD_NODE_ID accepts (a container's short id, a server's name). */
+export function defaultNodeId(hostname = os.hostname()): string {
+  const cleaned = hostname.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  return cleaned.length > 0 ? cleaned : 'switchboard';
+}
+
+/**
+ * `host:port` (or a bare host: port 5060) for SIP_OUTBOUND_PROXY; IPv6 as `[v6]:port` or `[v6]`.
+ * Undefined when it is not one.
+ */
+export function parseHostPort(text: string): { host: string; port: number } | undefined {
+  const m = /^\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?$/.exec(text) ?? /^([^:[\]]+)(?::(\d{1,5}))?$/.exec(text);
+  if (!m) return undefined;
+  const h = m[1]!;
+  const bracketed = text.startsWith('[');
+  if (bracketed ? !net.isIPv6(h) : net.isIP(h) === 0 && !HOSTNAME.test(h)) return undefined;
+  const p = m[2] === undefined ? 5060 : Number(m[2]);
+  if (!Number.isInteger(p) || p < 1 || p > 65535) return undefined;
+  return { host: h, port: p };
+}
+
 /** Comma-separated addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`), every entry valid. */
 const cidrList = z.string().superRefine((text, ctx) => {
   const { invalid } = parseAllowList(text);
@@ -75,12 +99,18 @@ const keyValueList = z.string().superRefine((text, ctx) => {
 const schema = z
   .object({
     SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
+    SWITCHBOARD_NODE_ID: z.string().regex(NODE_ID, 'must be 1 to 64 letters, digits, dots, dashes or underscores').optional(),
     HTTP_HOST: host.default('0.0.0.0'),
     HTTP_PORT: port.default(8080),
     SIP_HOST: host.default('0.0.0.0'),
     SIP_PORT: port.default(5060),
     SIP_PUBLIC_HOST: host.optional(),
     SIP_TRUSTED_PROXIES: cidrList.default(''),
+    SIP_OUTBOUND_PROXY: z.string().transform((text, ctx) => {
+      const parsed = parseHostPort(text);
+      if (!parsed) ctx.addIssue({ code: 'custom', message: 'must be host:port (an IP address or host name, then a port; [v6]:port for IPv6)' });
+      return parsed ?? z.NEVER;
+    }).optional(),
     SIP_PUBLIC_HOST6: z.string().refine((h) => net.isIPv6(h) && !/^::ffff:/i.test(h), 'must be an IPv6 address').optional(),
     SIP_TLS_PORT: z.coerce.number().int().min(0).max(65535).default(5061),
     SIP_TLS_CERT: z.string().min(1).optional(),
@@ -148,12 +178,18 @@ const schema = z
 
 export interface Config {
   dataDir: string;
+  /** SWITCHBOARD_NODE_ID (default: the host name): on every call record (`node_id`) and log line (`node`). */
+  nodeId: string;
   http: { host: string; port: number };
   /**
    * `tls`: SIP over TLS. A listener on `tls.port` (0: ephemeral) when cert and key (PEM files)
    * are set; `caFile` adds trust for outbound connections beside the system's store.
    */
-  sip: { host: string; port: number; publicHost: string; publicHost6?: string | undefined; trustedProxies?: string; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
+  /**
+   * `outboundProxy`: SIP_OUTBOUND_PROXY, where every out-of-dialog request we send goes first
+   * (a preloaded `Route: <sip:host:port;lr>`), the Request-URI still naming the carrier.
+   */
+  sip: { host: string; port: number; publicHost: string; publicHost6?: string | undefined; trustedProxies?: string; outboundProxy?: { host: string; port: number } | undefined; tcp: SipTcpConfig; tls?: { port: number; certFile?: string; keyFile?: string; caFile?: string } };
   /**
    * `thread`: RTP sockets in their own I/O thread (src/media/rtp-io/thread-io.ts) rather than on
    * the event loop; `native`: that thread's sockets through native/rtp-udp when it is built.
@@ -227,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const httpHostForUrl = e.HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : e.HTTP_HOST;
   return Object.freeze({
     dataDir: path.resolve(e.SWITCHBOARD_DATA_DIR),
+    nodeId: e.SWITCHBOARD_NODE_ID ?? defaultNodeId(),
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     sip: {
       host: e.SIP_HOST,
@@ -234,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       publicHost: e.SIP_PUBLIC_HOST ?? defaultPublicHost(),
       publicHost6: e.SIP_PUBLIC_HOST6 ?? defaultPublicHost6(e.SIP_HOST, e.SIP_PUBLIC_HOST),
       trustedProxies: e.SIP_TRUSTED_PROXIES,
+      outboundProxy: e.SIP_OUTBOUND_PROXY,
       tls: { port: e.SIP_TLS_PORT, certFile: e.SIP_TLS_CERT, keyFile: e.SIP_TLS_KEY, caFile: e.SIP_TLS_CA },
       tcp: {
         maxConnections: e.SIP_TCP_MAX_CONNECTIONS,

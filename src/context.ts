@@ -36,6 +36,8 @@ export interface AppContext {
    * `outboundOf(ctx)`). Tests set one to play DNS.
    */
   outbound?: Outbound;
+  /** Whether this node drains (SIGTERM): /readyz answers 503 then; absent: always ready. */
+  readiness?: () => { draining: boolean };
   /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
   providerMetrics?: ProviderMetrics;
   /** Live calls' events for watchers (GET /user/calls/events); reach it through `liveFeedOf(ctx)`. */

@@ -52,7 +52,7 @@ export interface EngineOptions {
 }
 
 export async function startEngine(config: Readonly<Config> = loadConfig(), opts: EngineOptions = {}): Promise<Engine> {
-  const logger = createLogger(config.logLevel, opts.logDestination);
+  const logger = createLogger(config.logLevel, opts.logDestination, config.nodeId);
   applyHeapGrowing(config.heapGrowingPercent);
   // The C DSP kernels (the denoiser's core) when built, unless SWITCHBOARD_DSP_NATIVE=0.
   useNativeDsp(config.dspNative);
@@ -136,6 +136,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes }, () => ctx.clock.now());
   // Calls run under call control (voice tools, voicemail detection) once SIP is up.
   calls.attachSip(sip);
+  // /readyz answers 503 from the moment the node drains.
+  ctx.readiness = () => ({ draining: sip.isDraining });
   ctx.dialer = sip.dialer;
   ctx.liveCalls = sip.registry;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
@@ -182,6 +184,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     close(graceMs = config.drainGraceMs) {
       closing ??= (async () => {
         const plan = new DrainPlan(clock.now(), { graceMs });
+        // At once, before any step: new INVITEs and the proxy's OPTIONS probes get 503, /readyz 503.
+        sip.startDraining();
         // Each step is waited for until its deadline, no longer: what it leaves undone (a
         // post-call evaluation, a webhook in flight) is in the store and resumes on the next start.
         const upTo = async (deadlineMs: number, step: string, work: Promise<unknown>): Promise<void> => {

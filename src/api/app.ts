@@ -10,6 +10,7 @@ import { registerDocsRoutes } from './docs.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { registerRoutes } from './routes/index.ts';
 import { registerConsoleRoutes, type ConsoleRoutes } from '../console/serve.ts';
+import { registerHealthRoutes } from './health.ts';
 
 export const API_PREFIX = '/api';
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -102,7 +103,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     );
   });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // Live (/healthz) apart from ready (/readyz): a draining node is alive but takes no new calls.
+  registerHealthRoutes(app, () => ({ draining: ctx.readiness?.().draining ?? false }));
   app.get('/metrics', async (_req, reply) => {
     void reply.header('Content-Type', metrics.registry.contentType);
     return metrics.registry.metrics();

@@ -78,18 +78,20 @@ export function qualityOf(s: RtpSessionStats): Record<string, unknown> {
 }
 
 export class CallRecorder {
+  /** `nodeId`: this engine node (SWITCHBOARD_NODE_ID), written on every record it creates. */
   constructor(
     private readonly calls: CallsRepo,
     private readonly clock: Clock,
+    private readonly nodeId: string | null = null,
   ) {}
 
   create(input: NewCall): ReturnType<CallsRepo['create']> {
-    return this.calls.create(input);
+    return this.calls.create({ ...input, nodeId: this.nodeId });
   }
 
   /** An INVITE we refused for a reason its owner should see. */
   async refused(input: NewCall, cause: string): Promise<void> {
-    await this.calls.create({ ...input, status: 'failed', endCause: cause, endAt: this.clock.now() });
+    await this.calls.create({ ...input, nodeId: this.nodeId, status: 'failed', endCause: cause, endAt: this.clock.now() });
   }
 
   async status(id: number, status: string): Promise<void> {

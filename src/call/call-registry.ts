@@ -7,6 +7,9 @@ import type { CallSession, EndCause } from './call-session.ts';
 import type { CallMetrics } from '../telemetry/call-metrics.ts';
 import type { LiveFeed } from './live/live-feed.ts';
 
+/** Retry-After (seconds) on a draining node's 503s (INVITE, OPTIONS): about when another node has taken its place. */
+export const DRAIN_RETRY_AFTER_S = 30;
+
 export class CallRegistry {
   private readonly calls = new Map<string, CallSession>();
   private readonly byAccount = new Map<number, number>();
@@ -28,7 +31,12 @@ export class CallRegistry {
     return this.calls.size;
   }
 
-  /** True once drain() started: new calls are refused. */
+  /** New calls are refused from now on; live ones go on (drain() then ends them). */
+  startDraining(): void {
+    this.draining = true;
+  }
+
+  /** True once startDraining() or drain() was called: new calls are refused. */
   get isDraining(): boolean {
     return this.draining;
   }

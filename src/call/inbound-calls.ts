@@ -19,6 +19,7 @@ import type { IncomingInvite } from '../sip/user-agent-incoming-invite.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { NewCall } from '../store/repos/calls.ts';
 import { maxDurationMs, mediaOptionsOf, type CallEnv } from './call-env.ts';
+import { DRAIN_RETRY_AFTER_S } from './call-registry.ts';
 import { CallSession, type EndCause } from './call-session.ts';
 import { runDiagnostics } from './diagnostics-engine.ts';
 import { admit, routeInvite, type DiagnosticMode } from './inbound-router.ts';
@@ -56,7 +57,7 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
   const origin = gate.origin(req, incoming.source);
   const ip = origin.address;
   if (env.registry.isDraining) {
-    incoming.reject(503, 'Service Unavailable', [{ name: 'retry-after', value: '30' }]);
+    incoming.reject(503, 'Service Unavailable', [{ name: 'retry-after', value: String(DRAIN_RETRY_AFTER_S) }]);
     return;
   }
   const decision = routeInvite(

@@ -13,7 +13,7 @@ import type client from 'prom-client';
 import { CALL_CAP_DEFAULTS, SIP_TCP_DEFAULTS, defaultBurst, type Config, type SipTcpConfig } from '../config.ts';
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
 import { CallRecorder } from '../call/call-record.ts';
-import { CallRegistry } from '../call/call-registry.ts';
+import { CallRegistry, DRAIN_RETRY_AFTER_S } from '../call/call-registry.ts';
 import type { CallEngine, CallEnv, CallLimits } from '../call/call-env.ts';
 import { handleInboundInvite, type InboundGate } from '../call/inbound-calls.ts';
 import { CallRateLimiter, retryAfterSeconds, type CallRate } from '../call/call-rate-limit.ts';
@@ -42,7 +42,8 @@ import { SipTls } from './tls/tls-streams.ts';
 
 export interface SipServerOptions {
   /** `sip.tcp` absent: the SIP_TCP_* defaults. */
-  config: Readonly<{ sip: Omit<Config['sip'], 'tcp'> & { tcp?: SipTcpConfig }; rtp: Config['rtp'] }>;
+  /** `nodeId`: SWITCHBOARD_NODE_ID, written on every call record (none: records carry no node). */
+  config: Readonly<{ sip: Omit<Config['sip'], 'tcp'> & { tcp?: SipTcpConfig }; rtp: Config['rtp']; nodeId?: string }>;
   repos: Repos;
   trunks: TrunkRegistry;
   logger: Logger;
@@ -204,7 +205,7 @@ export class SipServer {
       clock,
       logger,
       registry: this.registry,
-      recorder: new CallRecorder(opts.repos.calls, opts.recordClock ?? clock),
+      recorder: new CallRecorder(opts.repos.calls, opts.recordClock ?? clock, opts.config.nodeId ?? null),
       createMedia: (media) =>
         new RtpSession({
           pool: this.pool,
@@ -290,6 +291,7 @@ export class SipServer {
       ...(opts.timers ? { timers: opts.timers } : {}),
       ...(opts.dns ? { dns: opts.dns } : {}),
       ...(tls ? { tls } : {}),
+      ...(opts.config.sip.outboundProxy ? { outboundProxy: opts.config.sip.outboundProxy } : {}),
       onError: (err) => logger.debug({ err: err.message }, 'SIP transport'),
       transport: { ...tcp.transport, onRefused },
     });
@@ -407,8 +409,22 @@ export class SipServer {
     void work.finally(() => this.inFlight.delete(work));
   }
 
+  /**
+   * The node drains from now on: new INVITEs get 503 with Retry-After and out-of-dialog OPTIONS
+   * 503 too (a dispatcher's probe then takes the node out of rotation); live calls go on.
+   */
+  startDraining(): void {
+    this.registry.startDraining();
+    this.ua.unavailable = { retryAfterS: DRAIN_RETRY_AFTER_S };
+  }
+
+  get isDraining(): boolean {
+    return this.registry.isDraining;
+  }
+
   /** Refuses new calls, gives live ones `graceMs` to end, then hangs up the rest. */
   async drain(graceMs = 0): Promise<void> {
+    this.startDraining();
     await this.registry.drain(graceMs);
   }
 
@@ -421,6 +437,7 @@ export class SipServer {
    */
   close(plan: number | DrainPlan = 0): Promise<void> {
     this.closing ??= (async () => {
+      this.startDraining();
       const drain = typeof plan === 'number' ? new DrainPlan(this.clock.now(), { graceMs: plan }) : plan;
       const { byes } = await this.registry.drain(Math.max(0, drain.graceEndsAtMs - this.clock.now()));
       const hangupEnd = drain.hangupEndsAtMs(this.clock.now());

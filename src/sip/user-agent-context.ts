@@ -3,7 +3,7 @@
  * UA core. Declared apart from user-agent.ts so those parts do not import the class.
  */
 import type { Dialog, DialogHost } from './dialog.ts';
-import type { SipRequest, SipResponse } from './message.ts';
+import type { SipHeader, SipRequest, SipResponse } from './message.ts';
 import type { ClientTxHandlers, TransactionLayer } from './transaction-layer.ts';
 import type { ServerInviteTransaction } from './transaction-server.ts';
 import type { Destination, TransportKind } from './transaction-types.ts';
@@ -76,6 +76,17 @@ export interface UaContext extends DialogHost {
   /** INVITEs answered with reliable provisionals, by early dialog id, until their final response (PRACK routing). */
   earlyDialogs: Map<string, IncomingInvite>;
   onInvite: ((incoming: IncomingInvite) => void) | undefined;
+  /**
+   * Set while the node drains: out-of-dialog OPTIONS are answered 503 with this Retry-After, so a
+   * proxy's health probe (Kamailio's ds_ping) takes the node out of rotation. Undefined: 200.
+   */
+  unavailable: { retryAfterS: number } | undefined;
+  /**
+   * The Route header every out-of-dialog request we start carries (SIP_OUTBOUND_PROXY): a
+   * preloaded loose route to the outbound proxy, so the request goes there first while its
+   * Request-URI still names the carrier. Empty without a proxy.
+   */
+  outboundRoute(): SipHeader[];
   /** Work the UA must stop on close (pending INVITEs, registrations). */
   track(item: { close(): void }): () => void;
 }

@@ -54,6 +54,10 @@ export function handleInbound(ua: UaContext, req: SipRequest, tx: ServerTransact
       handleCancel(ua, req, tx);
       return;
     case 'OPTIONS':
+      if (ua.unavailable) {
+        tx.respond(buildResponse(req, 503, { toTag: ua.newTag(), headers: [{ name: 'retry-after', value: String(ua.unavailable.retryAfterS) }] }));
+        return;
+      }
       tx.respond(
         buildResponse(req, 200, {
           toTag: ua.newTag(),

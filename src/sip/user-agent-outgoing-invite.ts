@@ -110,6 +110,7 @@ export class OutgoingInvite extends EventEmitter<OutgoingInviteEvents> {
   private build(target: string): SipRequest {
     const hdrs: SipHeader[] = [
       { name: 'max-forwards', value: '70' },
+      ...this.ua.outboundRoute(),
       { name: 'from', value: `${this.ua.localUri()};tag=${this.ua.newTag()}` },
       { name: 'to', value: `<${target}>` },
       { name: 'call-id', value: this.ua.newCallId() },

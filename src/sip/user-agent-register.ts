@@ -104,6 +104,7 @@ export class Registration extends EventEmitter<RegistrationEvents> {
   private build(expiresSec: number): SipRequest {
     const hdrs: SipHeader[] = [
       { name: 'max-forwards', value: '70' },
+      ...this.ua.outboundRoute(),
       { name: 'from', value: `<${this.opts.aor}>;tag=${this.fromTag}` },
       { name: 'to', value: `<${this.opts.aor}>` },
       { name: 'call-id', value: this.callId },

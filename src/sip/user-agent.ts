@@ -49,6 +49,12 @@ export interface UserAgentOptions {
   dns?: SipDns;
   /** SIP over TLS: outbound connections, and a listener when it holds a certificate. */
   tls?: SipTls;
+  /**
+   * SIP_OUTBOUND_PROXY: every out-of-dialog request (INVITE, REGISTER, OPTIONS) goes to this
+   * proxy first, through a preloaded `Route: <sip:host:port;lr>`; the Request-URI keeps naming
+   * the far end. In-dialog requests follow the dialog's route set as always.
+   */
+  outboundProxy?: { host: string; port: number } | undefined;
 }
 
 export interface UserAgentEvents {
@@ -61,12 +67,14 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   readonly layer: TransactionLayer;
   readonly config: UaConfig;
   onInvite: ((incoming: IncomingInvite) => void) | undefined;
+  unavailable: { retryAfterS: number } | undefined = undefined;
   readonly pendingIncoming = new Map<ServerInviteTransaction, IncomingInvite>();
   readonly earlyDialogs = new Map<string, IncomingInvite>();
   private readonly dialogs = new Map<string, Dialog>();
   private readonly tracked = new Set<{ close(): void }>();
   private readonly random: () => string;
   private readonly dns: SipDns;
+  private readonly proxyRoute: SipHeader[];
   private transport!: SipTransport;
   private closing: Promise<void> | undefined;
 
@@ -76,6 +84,8 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
     this.random = opts.random ?? (() => randomBytes(8).toString('hex'));
     this.onInvite = opts.onInvite;
     this.dns = opts.dns ?? systemDns();
+    const proxy = opts.outboundProxy;
+    this.proxyRoute = proxy ? [{ name: 'route', value: `<sip:${uriHost(proxy.host)}:${proxy.port};lr>` }] : [];
     this.config = {
       userName: opts.userName ?? 'switchboard',
       displayName: opts.displayName,
@@ -179,6 +189,7 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
         { name: 'to', value: `<${target}>` },
         { name: 'call-id', value: this.newCallId() },
         { name: 'cseq', value: '1 OPTIONS' },
+        ...this.outboundRoute(),
         { name: 'accept', value: 'application/sdp' },
         ...extraHeaders,
       ],
@@ -188,6 +199,10 @@ export class UserAgent extends EventEmitter<UserAgentEvents> implements UaContex
   }
 
   // ---- UaContext / DialogHost ----
+
+  outboundRoute(): SipHeader[] {
+    return this.proxyRoute.map((h) => ({ ...h }));
+  }
 
   contactFor(transport: TransportKind, scheme: 'sip' | 'sips' = 'sip', peer?: string): string {
     const port = this.portFor(transport);

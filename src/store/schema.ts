@@ -180,6 +180,8 @@ export interface CallsTable {
   details: Json | null; // transfer legs, voicemail verdict, other evidence
   /** The last heartbeat while the call was live (src/call/call-heartbeat.ts); a crash-cut call ends here. */
   last_alive_at: Ms | null;
+  /** The engine node that handled the call (SWITCHBOARD_NODE_ID; migration 008); NULL on older rows. */
+  node_id: string | null;
 }
 
 export interface ConversationsTable {

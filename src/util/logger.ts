@@ -17,6 +17,8 @@ const REDACT = [
   '*.webhook_secret',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'switchboard' } }, destination);
+/** `nodeId`: SWITCHBOARD_NODE_ID, on every line as `node`, so lines from several nodes can be told apart. */
+export function createLogger(level: string, destination?: pino.DestinationStream, nodeId?: string): Logger {
+  const base = nodeId === undefined ? { service: 'switchboard' } : { service: 'switchboard', node: nodeId };
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base }, destination);
 }

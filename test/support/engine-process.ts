@@ -105,10 +105,13 @@ export class EngineProcess {
     child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
   }
 
-  /** Starts `switchboard serve` and waits for /healthz. */
-  static async start(dataDir: string, env: Record<string, string>): Promise<EngineProcess> {
-    const httpPort = await freePort();
-    let sipPort = await freePort();
+  /**
+   * Starts `switchboard serve` and waits for /healthz. `ports`: the HTTP and SIP ports to take
+   * again (a node restarted in place behind a proxy that knows its address); default: free ones.
+   */
+  static async start(dataDir: string, env: Record<string, string>, ports?: { http: number; sip: number }): Promise<EngineProcess> {
+    const httpPort = ports?.http ?? (await freePort());
+    let sipPort = ports?.sip ?? (await freePort());
     while (sipPort === httpPort) sipPort = await freePort();
     const child = spawn(process.execPath, [path.resolve('bin/switchboard.js'), 'serve'], {
       env: {

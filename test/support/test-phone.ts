@@ -20,6 +20,8 @@ export const FAST_TIMERS = { t1Ms: 50, t2Ms: 400, t4Ms: 100 };
 
 export interface TestPhoneOptions {
   host?: string;
+  /** SIP port (default: an ephemeral one); a carrier stand-in a trunk dials listens on 5060. */
+  port?: number;
   userName?: string;
   /** User-Agent header (a scanner's name, to test the drop). */
   userAgent?: string;
@@ -131,7 +133,7 @@ export class TestPhone {
     const host = opts.host ?? '127.0.0.1';
     const ua = await UserAgent.create({
       host,
-      port: 0,
+      port: opts.port ?? 0,
       transports: ['udp'],
       userName: opts.userName ?? 'phone',
       timers: FAST_TIMERS,

@@ -53,6 +53,7 @@ export const callView = z.object({
   recording_url: z.string().nullable(),
   tape_url: z.string().nullable(),
   cost: z.number().meta({ description: 'Dollars charged for the call' }),
+  node_id: z.string().nullable().meta({ description: 'The engine node that handled the call (SWITCHBOARD_NODE_ID); null on records from before nodes were recorded' }),
 });
 
 export function presentCall(c: Call, publicUrl: string) {
@@ -82,6 +83,7 @@ export function presentCall(c: Call, publicUrl: string) {
     recording_url: c.recordingPath ? `${publicUrl}/api/user/calls/${c.id}/recording` : null,
     tape_url: tapePathOf(c) ? `${publicUrl}/api/user/calls/${c.id}/tape` : null,
     cost: toDollars(c.costMicros),
+    node_id: c.nodeId,
   };
 }
 

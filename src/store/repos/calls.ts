@@ -35,6 +35,8 @@ export interface Call {
   leadId: number | null;
   costMicros: number;
   details: Record<string, unknown> | null;
+  /** The engine node that handled the call (SWITCHBOARD_NODE_ID); null on records from before it was kept. */
+  nodeId: string | null;
 }
 
 export type NewCall = Pick<Call, 'accountId' | 'direction' | 'fromNumber' | 'toNumber'> &
@@ -61,6 +63,7 @@ const PLAIN_FIELDS = {
   campaignId: 'campaign_id',
   leadId: 'lead_id',
   costMicros: 'cost_micros',
+  nodeId: 'node_id',
 } as const;
 
 /** Maps a camelCase patch to column values (JSON fields serialized, null kept). */
@@ -176,5 +179,6 @@ function toCall(row: Row): Call {
     leadId: row.lead_id,
     costMicros: row.cost_micros,
     details: fromJson(row.details, null),
+    nodeId: row.node_id ?? null,
   };
 }

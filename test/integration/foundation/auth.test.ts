@@ -42,7 +42,7 @@ describe('authentication', () => {
   });
 
   it('serves health, metrics and the OpenAPI document', async () => {
-    expect((await t.call(undefined, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await t.call(undefined, 'GET', '/healthz')).body).toEqual({ status: 'ok', ready: true, draining: false });
     const metrics = await t.call(undefined, 'GET', '/metrics');
     expect(String(metrics.body)).toContain('switchboard_http_request_duration_seconds');
     const doc = await t.call(undefined, 'GET', '/api/openapi.json');

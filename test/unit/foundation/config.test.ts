@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config.ts';
+import os from 'node:os';
+import { ConfigError, defaultNodeId, loadConfig, parseHostPort } from '../../../src/config.ts';
 
 describe('configuration', () => {
   it('applies the documented defaults (docs/CONFIGURATION.md)', () => {
@@ -42,6 +43,29 @@ describe('configuration', () => {
     expect(loadConfig({}).sip.trustedProxies).toBe('');
     expect(loadConfig({ SIP_TRUSTED_PROXIES: '10.0.0.0/24,192.0.2.7' }).sip.trustedProxies).toBe('10.0.0.0/24,192.0.2.7');
     expect(() => loadConfig({ SIP_TRUSTED_PROXIES: '10.0.0.0/24,kamailio' })).toThrow(/SIP_TRUSTED_PROXIES: .*kamailio/);
+  });
+
+  it('SWITCHBOARD_NODE_ID: the host name by default; a name of up to 64 host-name characters; anything else refused by name', () => {
+    expect(loadConfig({}).nodeId).toBe(defaultNodeId(os.hostname()));
+    expect(loadConfig({ SWITCHBOARD_NODE_ID: 'edge-node_2.eu' }).nodeId).toBe('edge-node_2.eu');
+    for (const bad of ['node a', 'node/a', '-leading', 'x'.repeat(65), 'nœud']) {
+      expect(() => loadConfig({ SWITCHBOARD_NODE_ID: bad }), bad).toThrow(/SWITCHBOARD_NODE_ID/);
+    }
+    // A host name with characters a node id does not take still gives a valid id.
+    expect(defaultNodeId('my host (1)')).toBe('my-host--1-');
+    expect(defaultNodeId('..')).toBe('switchboard');
+    expect(loadConfig({ SWITCHBOARD_NODE_ID: defaultNodeId('--weird host--') }).nodeId).toBe('weird-host--');
+  });
+
+  it('SIP_OUTBOUND_PROXY: unset by default; host:port, a bare host on 5060, [v6]:port; anything else refused by name', () => {
+    expect(loadConfig({}).sip.outboundProxy).toBeUndefined();
+    expect(loadConfig({ SIP_OUTBOUND_PROXY: '10.0.10.5:5070' }).sip.outboundProxy).toEqual({ host: '10.0.10.5', port: 5070 });
+    expect(loadConfig({ SIP_OUTBOUND_PROXY: 'edge.internal' }).sip.outboundProxy).toEqual({ host: 'edge.internal', port: 5060 });
+    expect(loadConfig({ SIP_OUTBOUND_PROXY: '[2001:db8::5]:5080' }).sip.outboundProxy).toEqual({ host: '2001:db8::5', port: 5080 });
+    for (const bad of ['sip:10.0.10.5', '10.0.10.5:0', '10.0.10.5:70000', '2001:db8::5', 'edge.internal:50x', 'a b:5060', '[edge]:5060']) {
+      expect(() => loadConfig({ SIP_OUTBOUND_PROXY: bad }), bad).toThrow(/SIP_OUTBOUND_PROXY/);
+    }
+    expect(parseHostPort('127.0.0.2:15060')).toEqual({ host: '127.0.0.2', port: 15060 });
   });
 
   it('takes the call caps and the overload threshold from SWITCHBOARD_MAX_*', () => {

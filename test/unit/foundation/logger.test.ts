@@ -20,4 +20,18 @@ describe('logger', () => {
     expect(text).toContain('alice');
     expect(text).toContain('[redacted]');
   });
+
+  it('names the node on every line when given one (SWITCHBOARD_NODE_ID), and nothing extra when not', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    createLogger('info', sink, 'node-a').child({ part: 'call' }).info({ callUuid: 'u-1' }, 'call started');
+    createLogger('info', sink).info('plain');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ node: 'node-a', service: 'switchboard', msg: 'call started' });
+    expect(JSON.parse(lines[1]!)).not.toHaveProperty('node');
+  });
 });

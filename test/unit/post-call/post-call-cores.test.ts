@@ -183,7 +183,7 @@ describe('payload pieces', () => {
       id: 5, uuid: 'u-5', accountId: 1, assistantId: 7, direction: 'outbound', sipTrunkId: 2, phoneNumberId: null,
       fromNumber: '+15550001111', toNumber: '+15550002222', status: 'completed', endCause: 'remote-hangup', codec: 'PCMU',
       sipCallId: 'x', inviteAt: T0, answerAt: T0 + 5_000, endAt: T0 + 66_400, quality: null, transcript: null, evaluation: null,
-      recordingPath: null, variables: { name: 'Ann' }, campaignId: 3, leadId: 4, costMicros: 200_000, details: null,
+      recordingPath: null, variables: { name: 'Ann' }, campaignId: 3, leadId: 4, costMicros: 200_000, details: null, nodeId: null,
     } satisfies Call;
     const data = callCompletedData({ call, assistant: assistant(), transcript: [], evaluation: { score: 1 }, recordingUrl: null, tapeUrl: null });
     expect(data).toEqual({

@@ -315,7 +315,8 @@ export class TapeRecorder implements InboundTap {
         this.truncated = true;
         return;
       }
-      this.decisions.push({ ...e, atMs: ms(e.atMs + runAtMs) });
+      const detected = (e as { detectedAtMs?: unknown }).detectedAtMs;
+      this.decisions.push({ ...e, atMs: ms(e.atMs + runAtMs), ...(typeof detected === 'number' ? { detectedAtMs: ms(detected + runAtMs) } : {}) });
     }
   }
 

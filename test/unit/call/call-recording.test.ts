@@ -158,7 +158,7 @@ describe('CallRecording: one WAV and one tape per call, across engine runs', () 
     const saved = (await rec.save('remote-hangup'))!;
     const tape = parseCallTape(JSON.parse(readFileSync(saved.tape, 'utf8')));
     expect(tape.timeline).toEqual([
-      { type: 'vad-speech-start', atMs: 1_200, detectedAtMs: 1_100 },
+      { type: 'vad-speech-start', atMs: 1_200, detectedAtMs: 1_300 },
       { type: 'end-of-turn', atMs: 2_200, waitedMs: 400, reason: 'semantic', transcript: 'hi', taken: true },
       { type: 'filler', atMs: 3_500, text: 'Hmm.', category: 'thinking' },
     ]);

@@ -45,23 +45,33 @@ export function CallsList(props: { api: Api }) {
   const [error, setError] = useState<string | null>(null);
   const [feed, setFeed] = useState<'connected' | 'offline'>('offline');
 
-  const load = useCallback(async () => {
+  const showError = (err: unknown) =>
+    setError(err instanceof ApiError ? Object.values(err.fieldErrors).flat().join(' ') || err.message : String(err));
+
+  // Each request counts against the key's rate limit: a filter change asks for the page only.
+  const loadPage = useCallback(async () => {
     try {
-      const [page, now] = await Promise.all([
-        api.get<CallView[]>(`/user/calls?${query(filters, offset)}`),
-        api.get<CallView[]>(`/user/calls?limit=100&status=${LIVE_STATUSES.join(',')}`),
-      ]);
-      setCalls(page);
-      setLive(now);
+      setCalls(await api.get<CallView[]>(`/user/calls?${query(filters, offset)}`));
       setError(null);
     } catch (err) {
-      setError(err instanceof ApiError ? Object.values(err.fieldErrors).flat().join(' ') || err.message : String(err));
+      showError(err);
     }
   }, [api, filters, offset]);
 
+  const loadLive = useCallback(async () => {
+    try {
+      setLive(await api.get<CallView[]>(`/user/calls?limit=100&status=${LIVE_STATUSES.join(',')}`));
+    } catch (err) {
+      showError(err);
+    }
+  }, [api]);
+
   useEffect(() => {
-    void load();
-  }, [load]);
+    void loadPage();
+  }, [loadPage]);
+  useEffect(() => {
+    void loadLive();
+  }, [loadLive]);
 
   useEffect(() => {
     api
@@ -72,10 +82,13 @@ export function CallsList(props: { api: Api }) {
 
   // Back to the tab: what changed meanwhile (the feed may not be there).
   useEffect(() => {
-    const onFocus = () => void load();
+    const onFocus = () => {
+      void loadPage();
+      void loadLive();
+    };
     addEventListener('focus', onFocus);
     return () => removeEventListener('focus', onFocus);
-  }, [load]);
+  }, [loadPage, loadLive]);
 
   useEffect(() => {
     const ctl = new AbortController();

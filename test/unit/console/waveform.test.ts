@@ -65,5 +65,9 @@ describe('seeking and the current line', () => {
     expect(activeLineAt(lines, 100, 1500)).toBe(-1);
     expect(activeLineAt(lines, 100, 2700)).toBe(2);
     expect(activeLineAt(lines, 100, 3500)).toBe(2);
+    // A seek to a line's start that lands a hair early still shows that line.
+    const at = ((2000 + 33.8) / 1000) * 1000 - 0.06;
+    expect(activeLineAt(lines, 33.8, at)).toBe(1);
+    expect(activeLineAt(lines, 33.8, at, 0)).toBe(-1);
   });
 });

@@ -52,12 +52,16 @@ export function timeAtX(x: number, width: number, durationS: number): number {
   return Math.min(durationS, Math.max(0, (x / width) * durationS));
 }
 
-/** The transcript line being spoken at `tMs` (answer time): the latest that started by then and has not ended; -1 if none. */
-export function activeLineAt(lines: ReadonlyArray<{ start_ms: number; end_ms: number }>, zeroMs: number, tMs: number): number {
+/**
+ * The transcript line being spoken at `tMs` (answer time): the latest that started by then and has
+ * not ended; -1 if none. A seek to a line's start lands a hair before it (the media element keeps
+ * its position in its own steps, and ms → s → ms is not exact), hence the few ms of tolerance.
+ */
+export function activeLineAt(lines: ReadonlyArray<{ start_ms: number; end_ms: number }>, zeroMs: number, tMs: number, toleranceMs = 5): number {
   let found = -1;
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
-    if (l.start_ms + zeroMs <= tMs && tMs < Math.max(l.end_ms, l.start_ms + 1) + zeroMs) found = i;
+    if (l.start_ms + zeroMs - toleranceMs <= tMs && tMs < Math.max(l.end_ms, l.start_ms + 1) + zeroMs) found = i;
   }
   return found;
 }

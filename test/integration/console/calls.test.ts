@@ -121,6 +121,21 @@ describe.skipIf(!chromiumAvailable)('console calls pages in Chromium', () => {
     });
     await screenshot(page, 'console-calls-list-375');
 
+    // A call in progress: the list shows it on top when the tab gets focus back, its page links to the live view.
+    // The pages above used the key's burst (20 requests per 10 s): let its window pass.
+    await new Promise((r) => setTimeout(r, 10_000));
+    const live = await w.engine.ctx.repos.calls.create({ accountId: w.account.id, direction: 'outbound', fromNumber: '+14155550100', toNumber: '+14155550177', status: 'in-progress' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.evaluate(() => (globalThis as any).dispatchEvent(new Event('focus')));
+    const liveRow = page.locator('section[aria-labelledby="live-calls"] tbody tr');
+    await expect.poll(() => liveRow.count(), { timeout: 10_000 }).toBe(1);
+    expect(await liveRow.textContent()).toContain('+14155550177');
+    await liveRow.getByRole('link').click();
+    await page.getByRole('link', { name: 'Follow it live' }).waitFor({ timeout: 10_000 }).catch(async (err: Error) => {
+      throw new Error(`${err.message}; the page says: ${await page.locator('main').textContent()}`);
+    });
+    expect(await page.getByRole('link', { name: 'Follow it live' }).getAttribute('href')).toBe(`/console/calls/${live.id}/live`);
+
     expect(urls.some((u) => u.includes(w.account.key))).toBe(false);
     // The live feed's server is not part of this build yet: its 404 is expected.
     expect(errors.filter((e) => !/404|calls\/events/.test(e))).toEqual([]);

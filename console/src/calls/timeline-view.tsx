@@ -98,7 +98,7 @@ function Item(props: { item: TimelineItem; y: number; x(ms: number): number }) {
         <rect x={x0} y={y + 5} width={w} height={ROW - 10} rx={3} />
         {w > 60 && (
           <text x={x0 + 4} y={y + ROW / 2 + 4} class="tl-span-text">
-            {item.label.slice(0, Math.floor(w / 7))}
+            {item.label.slice(0, Math.floor((w - 8) / 8.5))}
           </text>
         )}
       </g>

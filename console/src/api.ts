@@ -42,6 +42,8 @@ export interface Api {
 }
 
 export const API_BASE = '/api';
+const MAX_429_RETRIES = 2;
+const MAX_429_WAIT_S = 10;
 
 /** Paths are relative to /api (`/user/calls`); a full `/api/...` path is taken as is. */
 export function createApi(key: string, onUnauthorized: () => void = () => {}): Api {
@@ -50,7 +52,7 @@ export function createApi(key: string, onUnauthorized: () => void = () => {}): A
     authorization: `Bearer ${key}`,
     ...(json ? { 'content-type': 'application/json' } : {}),
   });
-  async function send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  async function send(method: string, path: string, body?: unknown, signal?: AbortSignal, retries = MAX_429_RETRIES): Promise<Response> {
     const res = await fetch(url(path), {
       method,
       headers: headers(body !== undefined),
@@ -60,6 +62,13 @@ export function createApi(key: string, onUnauthorized: () => void = () => {}): A
       cache: 'no-store',
     });
     if (res.status === 401) onUnauthorized();
+    // Reads wait out the per-key rate limit (the API says how long) rather than fail a page.
+    if (res.status === 429 && method === 'GET' && retries > 0) {
+      const waitS = Math.min(Number(res.headers.get('retry-after')) || 1, MAX_429_WAIT_S);
+      await res.body?.cancel();
+      await new Promise((r) => setTimeout(r, waitS * 1000));
+      if (!signal?.aborted) return send(method, path, body, signal, retries - 1);
+    }
     if (!res.ok) {
       const text = await res.text();
       let parsed: unknown = text;

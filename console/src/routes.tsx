@@ -1,5 +1,6 @@
 import type { VNode } from 'preact';
 import type { Api } from './api.ts';
+import { callsRoutes } from './calls/routes.tsx';
 import { liveRoutes } from './live/routes.tsx';
 
 /**
@@ -15,5 +16,6 @@ export interface Route {
 }
 
 export const ROUTES: Route[] = [
+  ...callsRoutes,
   ...liveRoutes,
 ];

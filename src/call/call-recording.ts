@@ -34,6 +34,8 @@ export class CallRecording {
   private wav: StereoRecorder | undefined;
   private tape: TapeRecorder | undefined;
   private saving: Promise<SavedRecording | undefined> | undefined;
+  /** The current engine run's start, ms from answer (its timeline's zero). */
+  private runAtMs = 0;
   /** The answer on both clocks: runs count from now(), the media tap from monotonic(). */
   private readonly originNow: number;
   private readonly originMono: number;
@@ -65,7 +67,13 @@ export class CallRecording {
     if (assistant.record) this.start();
     if (!this.wav) return undefined;
     this.tape?.engineRun(assistant.id, this.clock.monotonic());
+    this.runAtMs = this.clock.monotonic() - this.originMono;
     return shiftedSink(this.wav, this.clock.now() - this.originNow);
+  }
+
+  /** The run that `forRun` last started is over: its timeline (ms from its start) goes on the tape. */
+  runTimeline(events: ReadonlyArray<{ atMs: number; type: string }> | undefined): void {
+    if (events && !this.saving) this.tape?.timeline(events, this.runAtMs);
   }
 
   /**

@@ -83,8 +83,18 @@ export interface CallTape {
   truncated: boolean;
   media: TapeMedia[];
   events: TapeEvent[];
+  /** The engines' decisions, in ms from answer (absent on tapes written before it was kept). */
+  timeline?: TapeTimelineEvent[];
   packets: TapePacket[];
 }
+
+/**
+ * What the engine decided during the call (its timeline: VAD, end-of-turn decisions with their
+ * reason, interruptions taken or ignored, fillers, assistant audio, DTMF, hang-up), in ms from
+ * answer. The shapes are the engines' (src/call/cascade/timeline.ts, src/call/realtime/timeline.ts);
+ * the tape keeps them as they are, for the console and for anyone comparing a replay to the call.
+ */
+export type TapeTimelineEvent = { atMs: number; type: string } & Record<string, unknown>;
 
 export type PacketRow = [atMs: number, sequenceNumber: number, timestamp: number, ssrc: number, marker: 0 | 1, payloadType: number, payloadBase64: string];
 
@@ -153,6 +163,8 @@ export interface TapeLimits {
 }
 
 const CHUNK_PACKETS = 4096;
+/** Engine timeline events kept at most (a long call has a few per second). */
+const MAX_TIMELINE_EVENTS = 20_000;
 const PAYLOAD_CHUNK_BYTES = 256 * 1024;
 
 /** Headers of up to CHUNK_PACKETS packets, column by column. */
@@ -245,6 +257,7 @@ export class TapeRecorder implements InboundTap {
   private readonly log = new PacketLog();
   private readonly mediaLog: TapeMedia[] = [];
   private readonly events: TapeEvent[] = [{ atMs: 0, type: 'answered' }];
+  private readonly decisions: TapeTimelineEvent[] = [];
   private readonly maxPackets: number;
   private readonly maxPayloadBytes: number;
   private startedAtMs: number | undefined;
@@ -292,6 +305,21 @@ export class TapeRecorder implements InboundTap {
     if (!this.ended) this.events.push({ atMs: this.at(nowMs), type: 'engine-run', assistantId });
   }
 
+  /**
+   * An engine run's timeline (times in ms from the run's start), once the run is over; `runAtMs`
+   * is the run's start in ms from answer (its `engine-run` event). Bounded like the packets.
+   */
+  timeline(events: ReadonlyArray<{ atMs: number; type: string }>, runAtMs: number): void {
+    for (const e of events) {
+      if (this.decisions.length >= MAX_TIMELINE_EVENTS) {
+        this.truncated = true;
+        return;
+      }
+      const detected = (e as { detectedAtMs?: unknown }).detectedAtMs;
+      this.decisions.push({ ...e, atMs: ms(e.atMs + runAtMs), ...(typeof detected === 'number' ? { detectedAtMs: ms(detected + runAtMs) } : {}) });
+    }
+  }
+
   dtmf(digit: string, durationMs: number, nowMs: number): void {
     if (!this.ended) this.events.push({ atMs: this.at(nowMs), type: 'dtmf', digit, durationMs });
   }
@@ -318,6 +346,7 @@ export class TapeRecorder implements InboundTap {
       truncated: this.truncated,
       media: this.mediaLog.map((m) => ({ ...m, receive: m.receive.map((r) => ({ ...r })) })),
       events: this.events.map((e) => ({ ...e })),
+      timeline: this.decisions.map((e) => ({ ...e })),
       packetFields: PACKET_FIELDS,
       packets,
     };
@@ -378,6 +407,7 @@ const tapeSchema = z.object({
   truncated: z.boolean(),
   media: z.array(mediaSchema).min(1),
   events: z.array(eventSchema),
+  timeline: z.array(z.looseObject({ atMs: z.number(), type: z.string() })).optional(),
   packetFields: z.tuple([
     z.literal('atMs'),
     z.literal('sequenceNumber'),
@@ -425,6 +455,7 @@ export function parseCallTape(json: unknown): CallTape {
     truncated: t.truncated,
     media: t.media,
     events: t.events,
+    ...(t.timeline ? { timeline: t.timeline as TapeTimelineEvent[] } : {}),
     packets,
   };
 }

@@ -9,15 +9,74 @@ import { toDollars } from '../../util/money.ts';
 import { NotFoundError } from '../../util/errors.ts';
 import { tapePathOf } from '../../call/call-record.ts';
 import { timestamp, variablesView } from '../response-schemas.ts';
+import type { OutboxRow } from '../../store/repos/outbox.ts';
 
 /** Call records (read side). Placing a call (POST /user/calls) arrives with the SIP layer. */
 
+/** Every status a call record can have. */
+export const CALL_STATUSES = ['initiated', 'queued', 'ringing', 'in-progress', 'completed', 'busy', 'no-answer', 'declined', 'invalid-number', 'failed', 'canceled'] as const;
+
+/** `2026-11-29` or `2026-11-29T10:00:00Z` (an offset is required on a date-time). */
+const dateOrDateTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
   assistant_id: z.coerce.number().int().positive().optional(),
   campaign_id: z.coerce.number().int().positive().optional(),
+  status: z
+    .string()
+    .max(200)
+    .transform((s) => s.split(',').map((x) => x.trim()))
+    .pipe(z.array(z.enum(CALL_STATUSES)).min(1))
+    .optional()
+    .meta({ description: `One status or several, comma-separated (${CALL_STATUSES.join(', ')})` }),
+  direction: z.enum(['inbound', 'outbound']).optional(),
+  from: dateOrDateTime.optional().meta({ description: 'Calls started at or after this date (UTC midnight) or date-time' }),
+  to: dateOrDateTime.optional().meta({ description: 'Calls started before this date-time, or on or before this date (the whole UTC day)' }),
 });
+
+const DAY_MS = 86_400_000;
+const isDateOnly = (s: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(s);
+
+/** The outbox rows of one call's events, as the owner may see them: no payloads, no URL secrets. */
+export const callWebhookView = z.object({
+  id: z.int(),
+  event: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: z.int().min(0),
+  last_response_code: z.int().nullable().meta({ description: 'The HTTP status of the last failed attempt, when it got one' }),
+  last_error: z.string().nullable().meta({ description: 'Why the last attempt failed (query strings removed)' }),
+  destination: z.string().meta({ description: 'Scheme, host and path of the webhook URL (no credentials, no query)' }),
+  created_at: timestamp,
+  delivered_at: timestamp.nullable(),
+  next_attempt_at: timestamp.nullable().meta({ description: 'When a pending delivery is tried next' }),
+});
+
+function destinationOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+export function presentCallWebhook(row: OutboxRow) {
+  const code = /^HTTP (\d{3})\b/.exec(row.lastError ?? '');
+  return {
+    id: row.id,
+    event: row.eventType,
+    status: row.status,
+    attempts: row.attempts,
+    last_response_code: code ? Number(code[1]) : null,
+    last_error: row.lastError === null ? null : row.lastError.replace(/\?\S*/g, '?…').slice(0, 300),
+    destination: destinationOf(row.url),
+    created_at: iso(row.createdAt),
+    delivered_at: iso(row.deliveredAt),
+    next_attempt_at: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
+  };
+}
 
 /** A file the call record names, relative to the data directory; never anything outside it. */
 function dataFile(dataDir: string, relative: string | null | undefined): string | undefined {
@@ -92,7 +151,7 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
   api.route({
     method: 'GET',
     url: '/user/calls',
-    summary: 'List calls, newest first',
+    summary: 'List calls, newest first; filter by assistant, campaign, status, direction and start date',
     tags,
     query: listQuery,
     response: z.array(callView),
@@ -102,6 +161,10 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
         offset: query.offset,
         assistantId: query.assistant_id,
         campaignId: query.campaign_id,
+        statuses: query.status,
+        direction: query.direction,
+        startedFrom: query.from === undefined ? undefined : Date.parse(query.from),
+        startedBefore: query.to === undefined ? undefined : Date.parse(query.to) + (isDateOnly(query.to) ? DAY_MS : 0),
       });
       return calls.map((c) => presentCall(c, ctx.config.publicUrl));
     },
@@ -146,6 +209,20 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
       const file = dataFile(ctx.config.dataDir, call ? tapePathOf(call) : undefined);
       if (!file) throw new NotFoundError('Call tape');
       return reply.header('Content-Type', 'application/json').send(fs.createReadStream(file));
+    },
+  });
+  api.route({
+    method: 'GET',
+    url: '/user/calls/:id/webhooks',
+    summary: "The call's webhook deliveries (event, attempts, status, last response code), oldest first",
+    tags,
+    params: idParams,
+    response: z.array(callWebhookView),
+    async handler({ params, accountId }) {
+      const call = await ctx.repos.calls.get(accountId, params.id);
+      if (!call) throw new NotFoundError('Call');
+      const rows = await ctx.repos.outbox.listForCall(accountId, call.uuid);
+      return rows.map(presentCallWebhook);
     },
   });
 }

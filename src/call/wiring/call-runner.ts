@@ -46,6 +46,8 @@ export interface EngineOutcome {
   transcript: TranscriptEntry[];
   endedBy: string;
   recording?: { path: string | undefined };
+  /** The engine's decisions in ms from the run's start (kept on the call tape). */
+  timeline?: ReadonlyArray<{ atMs: number; type: string }>;
 }
 
 /** Under call control: the conductor's view of the session, the call's voice tools, its stop signal. */
@@ -182,8 +184,12 @@ export class CallRunner {
     if (this.sip) return this.conduct(session, assistant, callVariables, this.sip, log, recording);
     const sink = recording?.forRun({ id: assistant.id, record: assistant.config.record === true });
     const control = sink ? { recording: sink } : undefined;
-    if (assistant.mode === 'pipeline') return startEngine(session, assistant, this.deps.engine, callVariables, undefined, control);
-    if (this.deps.realtime) return this.deps.realtime(session, assistant, callVariables, control);
+    const kept = (outcome: EngineOutcome): EngineOutcome => {
+      recording?.runTimeline(outcome.timeline);
+      return outcome;
+    };
+    if (assistant.mode === 'pipeline') return kept(await startEngine(session, assistant, this.deps.engine, callVariables, undefined, control));
+    if (this.deps.realtime) return kept(await this.deps.realtime(session, assistant, callVariables, control));
     log.warn('no realtime engine in this build: multimodal/dualplex call gets an apology and a hang-up');
     await this.apologise(session, session.outbound, UNAVAILABLE_APOLOGY, log);
     if (session.state === 'active') await session.close('error');
@@ -212,11 +218,15 @@ export class CallRunner {
       firstRunAt ??= startedAt;
       const shift = startedAt - firstRunAt;
       try {
+        const kept = (outcome: EngineOutcome): EngineOutcome => {
+          if (sink) recording?.runTimeline(outcome.timeline);
+          return shiftOutcome(outcome, shift);
+        };
         if (current.mode === 'pipeline') {
-          return shiftOutcome(await startEngine(session, current, engine, variables, signal, { media, voiceTools: tools, recording: sink, ...conversation }), shift);
+          return kept(await startEngine(session, current, engine, variables, signal, { media, voiceTools: tools, recording: sink, ...conversation }));
         }
         if (this.deps.realtime) {
-          return shiftOutcome(await this.deps.realtime(session, current, variables, { media, voiceTools: tools, signal, recording: sink, ...conversation }), shift);
+          return kept(await this.deps.realtime(session, current, variables, { media, voiceTools: tools, signal, recording: sink, ...conversation }));
         }
       } catch (err) {
         // The conductor logs it and hangs up; the caller hears why first.

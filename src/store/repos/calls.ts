@@ -82,6 +82,17 @@ function toColumns(patch: CallPatch): Record<string, unknown> {
 
 const MARK_ALIVE_CHUNK = 500;
 
+export interface CallListFilter {
+  limit: number;
+  offset?: number;
+  assistantId?: number;
+  campaignId?: number;
+  statuses?: readonly string[];
+  direction?: CallDirection;
+  startedFrom?: number;
+  startedBefore?: number;
+}
+
 export class CallsRepo {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
@@ -140,11 +151,15 @@ export class CallsRepo {
     return stamped;
   }
 
-  /** Newest first (by INVITE time, then id). */
-  async list(accountId: number, opts: { limit: number; offset?: number; assistantId?: number; campaignId?: number }): Promise<Call[]> {
+  /** Newest first (by INVITE time, then id); `startedFrom` inclusive, `startedBefore` exclusive (ms). */
+  async list(accountId: number, opts: CallListFilter): Promise<Call[]> {
     let q = this.store.db.selectFrom('calls').selectAll().where('account_id', '=', accountId);
     if (opts.assistantId !== undefined) q = q.where('assistant_id', '=', opts.assistantId);
     if (opts.campaignId !== undefined) q = q.where('campaign_id', '=', opts.campaignId);
+    if (opts.statuses !== undefined && opts.statuses.length > 0) q = q.where('status', 'in', [...opts.statuses]);
+    if (opts.direction !== undefined) q = q.where('direction', '=', opts.direction);
+    if (opts.startedFrom !== undefined) q = q.where('invite_at', '>=', opts.startedFrom);
+    if (opts.startedBefore !== undefined) q = q.where('invite_at', '<', opts.startedBefore);
     const rows = await q.orderBy('invite_at', 'desc').orderBy('id', 'desc').limit(opts.limit).offset(opts.offset ?? 0).execute();
     return rows.map(toCall);
   }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 
@@ -75,6 +76,19 @@ export class OutboxRepo {
 
   async list(accountId: number): Promise<OutboxRow[]> {
     const rows = await this.store.db.selectFrom('webhook_outbox').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+    return rows.map(toRow);
+  }
+
+  /** The events about one call (their payload's `data.call.uuid`), oldest first, at most 100. */
+  async listForCall(accountId: number, callUuid: string): Promise<OutboxRow[]> {
+    const rows = await this.store.db
+      .selectFrom('webhook_outbox')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where(sql<string>`json_extract(payload, '$.data.call.uuid')`, '=', callUuid)
+      .orderBy('id')
+      .limit(100)
+      .execute();
     return rows.map(toRow);
   }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { platform, type Platform } from './platform-helpers.ts';
 import { testApp } from '../../support/app.ts';
+import { eventBody } from '../../../src/webhooks/events.ts';
 
 let t: Platform;
 beforeEach(async () => { t = await platform(); });
@@ -25,6 +26,75 @@ describe('CallsRepo', () => {
     });
     expect(updated).toMatchObject({ status: 'completed', codec: 'PCMU', quality: { mos: 4.3 }, transcript: [{ role: 'assistant', content: 'Hello!' }] });
     expect((await t.ctx.repos.calls.getByUuid(call.uuid))?.id).toBe(call.id);
+  });
+});
+
+describe('GET /user/calls filters', () => {
+  it('filters by status (one or several), direction and start date, pages with offset, and refuses bad values with 422', async () => {
+    const day = Date.parse('2026-03-10T00:00:00Z');
+    const make = (over: Record<string, unknown>) =>
+      t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', ...over } as never);
+    const a = await make({ status: 'completed', inviteAt: day - 1 }); // 9 March, last ms
+    const b = await make({ status: 'in-progress', direction: 'outbound', inviteAt: day }); // 10 March, first ms
+    const c = await make({ status: 'ringing', inviteAt: day + 12 * 3600_000 });
+    const d = await make({ status: 'failed', direction: 'outbound', inviteAt: day + 86_400_000 }); // 11 March
+    await make({ accountId: t.b.id, status: 'completed', inviteAt: day });
+    const ids = async (q: string) => {
+      const res = await t.req(t.a.key, 'GET', `/user/calls${q}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.map((x: { id: number }) => x.id);
+    };
+    expect(await ids('?status=completed')).toEqual([a.id]);
+    expect(await ids('?status=in-progress,ringing')).toEqual([c.id, b.id]);
+    expect(await ids('?direction=outbound')).toEqual([d.id, b.id]);
+    expect(await ids('?direction=outbound&status=failed')).toEqual([d.id]);
+    // A bare date is a whole UTC day: from its midnight, to its end.
+    expect(await ids('?from=2026-03-10&to=2026-03-10')).toEqual([c.id, b.id]);
+    expect(await ids('?from=2026-03-10')).toEqual([d.id, c.id, b.id]);
+    expect(await ids('?to=2026-03-09')).toEqual([a.id]);
+    // A date-time is exact (to is exclusive).
+    expect(await ids('?from=2026-03-10T06:00:00Z&to=2026-03-11T00:00:00.000Z')).toEqual([c.id]);
+    expect(await ids('?from=2026-03-10T01:00:00%2B02:00&to=2026-03-10T00:00:00.001Z')).toEqual([b.id, a.id]); // 23:00 UTC on the 9th
+    expect(await ids('?limit=2&offset=1')).toEqual([c.id, b.id]);
+
+    for (const bad of ['status=done', 'status=', 'status=completed,,', 'direction=sideways', 'from=yesterday', 'to=2026-13-01', 'from=2026-03-10T10:00:00', 'offset=-1']) {
+      const res = await t.req(t.a.key, 'GET', `/user/calls?${bad}`);
+      expect(res.status, bad).toBe(422);
+      expect(res.body).toMatchObject({ message: expect.any(String), errors: expect.any(Object) });
+    }
+  });
+
+  it('documents the filters in the OpenAPI document', async () => {
+    const doc = (await t.req(undefined, 'GET', '/openapi.json')).body;
+    const names = doc.paths['/user/calls'].get.parameters.map((p: { name: string }) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['status', 'direction', 'from', 'to', 'limit', 'offset', 'assistant_id']));
+    expect(doc.paths['/user/calls/{id}/webhooks'].get).toMatchObject({ security: [{ bearer: [] }] });
+  });
+});
+
+describe('GET /user/calls/:id/webhooks', () => {
+  it("lists the call's deliveries with their outcome, without payloads or URL secrets, and only to its owner", async () => {
+    const call = await t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2' });
+    const other = await t.ctx.repos.calls.create({ accountId: t.a.id, direction: 'inbound', fromNumber: '+1', toNumber: '+3' });
+    const body = (uuid: string) => eventBody('call.completed', t.clock.now(), { call: { id: 1, uuid }, transcript: [{ text: 'my card is 4111' }] });
+    const url = 'https://user:pw@hooks.example.com/in/calls?token=s3cret';
+    const delivered = await t.ctx.repos.outbox.enqueue(t.a.id, 'call.completed', url, body(call.uuid));
+    const failing = await t.ctx.repos.outbox.enqueue(t.a.id, 'call.completed', url, body(call.uuid));
+    await t.ctx.repos.outbox.enqueue(t.a.id, 'call.completed', url, body(other.uuid));
+    await t.ctx.repos.outbox.markDelivered(delivered, 1);
+    await t.ctx.repos.outbox.markRetry(failing, 2, t.clock.now() + 60_000, 'HTTP 503');
+
+    const res = await t.req(t.a.key, 'GET', `/user/calls/${call.id}/webhooks`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([
+      expect.objectContaining({ id: delivered, event: 'call.completed', status: 'delivered', attempts: 1, last_response_code: null, last_error: null, destination: 'https://hooks.example.com/in/calls', delivered_at: expect.any(String), next_attempt_at: null }),
+      expect.objectContaining({ id: failing, status: 'pending', attempts: 2, last_response_code: 503, last_error: 'HTTP 503', next_attempt_at: expect.any(String), delivered_at: null }),
+    ]);
+    const text = JSON.stringify(res.body);
+    expect(text).not.toMatch(/s3cret|pw@|4111|payload/);
+    expect((await t.req(t.b.key, 'GET', `/user/calls/${call.id}/webhooks`)).status).toBe(404);
+    expect((await t.req(undefined, 'GET', `/user/calls/${call.id}/webhooks`)).status).toBe(401);
+    expect((await t.req(t.a.key, 'GET', `/user/calls/${other.id}/webhooks`)).body).toHaveLength(1);
   });
 });
 

@@ -128,6 +128,9 @@ describe('every operation answers as /api/openapi.json documents', () => {
     const live = { uuid: recorded.uuid, accountId: a.id, recordId: recorded.id, state: 'active', close: async () => {} } as unknown as CallSession;
     t.ctx.liveCalls = { get: (uuid) => (uuid === live.uuid ? live : undefined), list: () => [live] };
     await ok('POST', `/user/calls/${recorded.id}/hangup`);
+    await ok('GET', '/user/calls?status=completed,in-progress&direction=inbound&from=2020-01-01&to=2030-01-01T00:00:00Z');
+    await t.ctx.repos.outbox.enqueue(a.id, 'call.completed', 'https://hooks.example.com/calls', JSON.stringify({ type: 'call.completed', data: { call: { uuid: recorded.uuid } } }));
+    await ok('GET', `/user/calls/${recorded.id}/webhooks`);
     for (const file of ['recording', 'tape']) expect((await req(a.key, 'GET', `/user/calls/${recorded.id}/${file}`)).status).toBe(200);
     const placeCall = { assistant_id: ids.assistant, phone_number_id: ids.trunkNumber, to: '+14155550123' };
     expect((await req(a.key, 'POST', '/user/calls', placeCall)).status).toBe(503);

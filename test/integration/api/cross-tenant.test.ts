@@ -83,6 +83,7 @@ const CASES: Record<string, Case> = {
   'GET /user/calls/:id': { url: (i) => `/user/calls/${i.call}`, missing: () => `/user/calls/${NOPE}`, ownStatus: 200 },
   'GET /user/calls/:id/recording': { url: (i) => `/user/calls/${i.call}/recording`, missing: () => `/user/calls/${NOPE}/recording`, ownStatus: 200 },
   'GET /user/calls/:id/tape': { url: (i) => `/user/calls/${i.call}/tape`, missing: () => `/user/calls/${NOPE}/tape`, ownStatus: 200 },
+  'GET /user/calls/:id/webhooks': { url: (i) => `/user/calls/${i.call}/webhooks`, missing: () => `/user/calls/${NOPE}/webhooks`, ownStatus: 200 },
   'GET /conversations/:uuid': { url: (_i, c) => `/conversations/${c}`, missing: () => `/conversations/${NOPE_UUID}`, ownStatus: 200 },
   'POST /automate/conversations/:uuid/disable-ai': {
     url: (_i, c) => `/automate/conversations/${c}/disable-ai`,

@@ -137,4 +137,30 @@ describe('CallRecording: one WAV and one tape per call, across engine runs', () 
     // After saving, a later run gets nothing to write into.
     expect(rec.forRun({ id: 1, record: true })).toBeUndefined();
   });
+
+  it("keeps each engine run's timeline on the tape, in ms from answer (the console's turn timeline reads it)", async () => {
+    const clock = new ManualClock(0);
+    const call = new FakeCall(clock);
+    const dir = mkdtempSync(join(tmpdir(), 'sb-callrec-'));
+    dirs.push(dir);
+    const rec = new CallRecording(call, clock, dir);
+    rec.start();
+    clock.advance(200);
+    rec.forRun({ id: 1, record: true });
+    clock.advance(3_000);
+    rec.runTimeline([
+      { type: 'vad-speech-start', atMs: 1_000, detectedAtMs: 1_100 } as never,
+      { type: 'end-of-turn', atMs: 2_000, waitedMs: 400, reason: 'semantic', transcript: 'hi', taken: true } as never,
+    ]);
+    rec.forRun({ id: 2, record: true });
+    clock.advance(1_000);
+    rec.runTimeline([{ type: 'filler', atMs: 300, text: 'Hmm.', category: 'thinking' } as never]);
+    const saved = (await rec.save('remote-hangup'))!;
+    const tape = parseCallTape(JSON.parse(readFileSync(saved.tape, 'utf8')));
+    expect(tape.timeline).toEqual([
+      { type: 'vad-speech-start', atMs: 1_200, detectedAtMs: 1_300 },
+      { type: 'end-of-turn', atMs: 2_200, waitedMs: 400, reason: 'semantic', transcript: 'hi', taken: true },
+      { type: 'filler', atMs: 3_500, text: 'Hmm.', category: 'thinking' },
+    ]);
+  });
 });

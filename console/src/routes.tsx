@@ -1,5 +1,10 @@
 import type { VNode } from 'preact';
 import type { Api } from './api.ts';
+import { assistantRoutes } from './assistants/routes.tsx';
+import { numbersRoutes } from './numbers/routes.tsx';
+import { campaignRoutes } from './campaigns/routes.tsx';
+import { conversationRoutes } from './conversations/routes.tsx';
+import { settingsRoutes } from './settings/routes.tsx';
 
 /**
  * Every page of the console: its URL pattern under /console, the title the tab and the heading
@@ -13,4 +18,10 @@ export interface Route {
   render(api: Api, params: Record<string, string>): VNode;
 }
 
-export const ROUTES: Route[] = [];
+export const ROUTES: Route[] = [
+  ...assistantRoutes,
+  ...numbersRoutes,
+  ...campaignRoutes,
+  ...conversationRoutes,
+  ...settingsRoutes,
+];

@@ -12,7 +12,7 @@ import {
   toolsForEditing,
   type FieldDescriptor,
   type JsonSchema,
-} from '../../../console/src/assistants/form-schema.ts';
+} from '../../../console/src/schema-form/form-schema.ts';
 
 /**
  * The console's assistant form is generated from the API document's body schema. These tests feed

@@ -1,8 +1,8 @@
 /**
- * The assistant form, derived from the API's own schema: the request body schema of
- * POST /user/assistant (or PUT /user/assistant/{id}) in /api/openapi.json becomes a list of field
- * descriptors (kind, bounds, required, options, hint, default). Pure: no DOM, no fetch, so it is
- * unit-tested without a browser.
+ * Forms derived from the API's own schema: a request body schema in /api/openapi.json (the
+ * assistant's POST /user/assistant and PUT /user/assistant/{id} above all, also SIP trunks,
+ * numbers and campaigns) becomes a list of field descriptors (kind, bounds, required, options,
+ * hint, default). Pure: no DOM, no fetch, so it is unit-tested without a browser.
  *
  * What JSON Schema cannot say comes from the small tables below, each named for what it holds:
  * which catalog fills an id field (REFERENCES), which fields only one mode uses (MODE_ONLY, the
@@ -35,7 +35,7 @@ export interface JsonSchema {
   default?: unknown;
 }
 
-export type FieldKind = 'text' | 'textarea' | 'url' | 'integer' | 'number' | 'boolean' | 'choice' | 'reference' | 'references' | 'json';
+export type FieldKind = 'text' | 'secret' | 'textarea' | 'url' | 'integer' | 'number' | 'boolean' | 'choice' | 'reference' | 'references' | 'list' | 'json';
 
 /** Where the options of an id field come from (paths under /api). */
 export type Source =
@@ -49,7 +49,8 @@ export type Source =
   | 'tools'
   | 'phone-numbers'
   | 'folders'
-  | 'labels';
+  | 'labels'
+  | 'assistants';
 
 export const SOURCE_PATHS: Record<Source, string> = {
   voices: '/user/assistants/voices',
@@ -63,6 +64,7 @@ export const SOURCE_PATHS: Record<Source, string> = {
   'phone-numbers': '/user/phone-numbers',
   folders: '/user/folders',
   labels: '/user/labels',
+  assistants: '/user/assistants',
 };
 
 /** Integer id fields whose values are picked from a list rather than typed. */
@@ -80,6 +82,8 @@ export const REFERENCES: Record<string, Source> = {
   phone_number_id: 'phone-numbers',
   folder_id: 'folders',
   label_ids: 'labels',
+  // Campaigns.
+  assistant_id: 'assistants',
 };
 
 /**
@@ -251,10 +255,12 @@ function kindOf(name: string, s: JsonSchema): FieldKind {
   if (type === 'array' && s.items && s.items.type === 'integer' && REFERENCES[name]) return 'references';
   if (s.enum && s.enum.every((v) => typeof v === 'string')) return 'choice';
   if (type === 'boolean') return 'boolean';
+  if (type === 'array' && s.items?.type === 'string') return 'list';
   if (type === 'integer') return 'integer';
   if (type === 'number') return 'number';
   if (type === 'string') {
     if (s.format === 'uri') return 'url';
+    if (/password|secret/.test(name)) return 'secret';
     return (s.maxLength ?? 0) > 255 ? 'textarea' : 'text';
   }
   return 'json';
@@ -268,8 +274,9 @@ function hintOf(d: Omit<FieldDescriptor, 'hint'>, description: string | undefine
     else if (d.min !== undefined) parts.push(`At least ${d.min}.`);
     else if (d.max !== undefined) parts.push(`At most ${d.max}.`);
   }
+  if (d.kind === 'list') parts.push('One per line.');
   if ((d.kind === 'text' || d.kind === 'textarea' || d.kind === 'url') && d.maxLength !== undefined) parts.push(`Up to ${d.maxLength} characters.`);
-  if ((d.kind === 'references' || d.kind === 'json') && d.maxItems !== undefined) parts.push(`Up to ${d.maxItems} items.`);
+  if ((d.kind === 'references' || d.kind === 'json' || d.kind === 'list') && d.maxItems !== undefined) parts.push(`Up to ${d.maxItems} items.`);
   if (d.default !== undefined && !(Array.isArray(d.default) && d.default.length === 0)) {
     parts.push(`Default: ${typeof d.default === 'boolean' ? (d.default ? 'on' : 'off') : String(d.default)}.`);
   }
@@ -282,6 +289,8 @@ export function describeFields(body: JsonSchema): FieldDescriptor[] {
   const out: FieldDescriptor[] = [];
   for (const [name, raw] of Object.entries(body.properties ?? {})) {
     const { schema: s, nullable } = unwrapNullable(raw);
+    // A constant is not a choice: the API fills it (a caller-ID number's `type`).
+    if (s.const !== undefined) continue;
     const kind = kindOf(name, s);
     const group = GROUPS.find((g) => g.fields.includes(name))?.title ?? OTHER_GROUP;
     const integer = kind === 'integer' || (Array.isArray(s.type) ? s.type.includes('integer') : s.type === 'integer');
@@ -373,6 +382,9 @@ export function initialValues(fields: readonly FieldDescriptor[], record?: Recor
       case 'json':
         values[f.name] = Array.isArray(v) && v.length === 0 && !record ? '' : jsonText(v);
         break;
+      case 'list':
+        values[f.name] = Array.isArray(v) ? v.map(String).join('\n') : '';
+        break;
       default:
         values[f.name] = v === undefined || v === null ? '' : String(v);
     }
@@ -424,6 +436,12 @@ export function buildBody(fields: readonly FieldDescriptor[], values: FormValues
         else body[f.name] = n;
         break;
       }
+      case 'list':
+        body[f.name] = text
+          .split(/[\n,]/)
+          .map((x) => x.trim())
+          .filter(Boolean);
+        break;
       case 'json':
         try {
           body[f.name] = JSON.parse(text);

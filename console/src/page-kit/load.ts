@@ -15,6 +15,13 @@ export interface Loaded<T> {
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
+  const depsKey = JSON.stringify(deps);
+  const [shownFor, setShownFor] = useState(depsKey);
+  // Other deps (another id): what was shown belongs to them, so it goes; a reload keeps it meanwhile.
+  if (shownFor !== depsKey) {
+    setShownFor(depsKey);
+    setState({ loading: true });
+  }
   useEffect(() => {
     const controller = new AbortController();
     setState((s) => ({ ...s, loading: true }));

@@ -30,8 +30,29 @@ function labelOf(source: Source, item: Item): string {
   }
 }
 
+/**
+ * The engine's catalog (languages, models, providers, voices) does not change while the console
+ * is open: each list is fetched once per page load, which keeps a form's burst of requests well
+ * under the API's rate limit. The account's own lists (tools, numbers, ...) are always fetched.
+ */
+const STATIC: ReadonlySet<Source> = new Set(['voices', 'languages', 'llm-models', 'multimodal-models', 'synthesizer-providers', 'transcriber-providers']);
+const cache = new Map<string, Promise<Choice[]>>();
+
 /** The list behind a picker. Voices are narrowed to the mode and language being edited. */
-export async function loadChoices(api: Api, source: Source, filter: { mode?: string; languageId?: string }, signal: AbortSignal): Promise<Choice[]> {
+export function loadChoices(api: Api, source: Source, filter: { mode?: string; languageId?: string }, signal: AbortSignal): Promise<Choice[]> {
+  if (!STATIC.has(source)) return fetchChoices(api, source, filter, signal);
+  const key = `${source}?${filter.mode ?? ''}&${filter.languageId ?? ''}`;
+  let hit = cache.get(key);
+  if (!hit) {
+    // Not tied to one page's signal: a cached list outlives the page that asked first.
+    hit = fetchChoices(api, source, filter, new AbortController().signal);
+    hit.catch(() => cache.delete(key));
+    cache.set(key, hit);
+  }
+  return hit;
+}
+
+async function fetchChoices(api: Api, source: Source, filter: { mode?: string; languageId?: string }, signal: AbortSignal): Promise<Choice[]> {
   let path = SOURCE_PATHS[source];
   if (source === 'voices') {
     const q = new URLSearchParams();

@@ -25,7 +25,7 @@ export function CreateForm<T>(props: {
   const loaded = useLoad(async () => {
     const schema = requestBodySchema(await apiDocument(api), props.path, 'post');
     if (!schema) throw new Error(`The API document has no body schema for POST ${props.path}.`);
-    return describeFields(schema);
+    return describeFields(schema, { order: 'schema' });
   }, [props.path]);
   if (!loaded.data) return <LoadState loading={loaded.loading} error={loaded.error} what="the form" />;
   return <Form {...props} fields={loaded.data} />;
@@ -38,6 +38,7 @@ function Form<T>(props: Parameters<typeof CreateForm<T>>[0] & { fields: ReturnTy
   const [busy, setBusy] = useState(false);
   const [focusTick, setFocusTick] = useState(0);
   const form = useRef<HTMLFormElement>(null);
+  const idPrefix = props.path.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '');
   const shown = fields.filter((f) => props.shows?.(f.name, values) ?? true);
   const sources = useMemo(() => [...new Set(fields.map((f) => f.source).filter((s): s is Source => !!s))], [fields]);
   const choices = useLoad(async (signal) => {
@@ -83,7 +84,7 @@ function Form<T>(props: Parameters<typeof CreateForm<T>>[0] & { fields: ReturnTy
       ) : null}
       <div class="field-grid">
         {shown.map((f) => (
-          <FieldInput key={f.name} field={f} value={values[f.name] ?? ''} errors={errors[f.name]} choices={f.source ? choices.data?.[f.source] : undefined} onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))} />
+          <FieldInput key={f.name} idPrefix={idPrefix} field={f} value={values[f.name] ?? ''} errors={errors[f.name]} choices={f.source ? choices.data?.[f.source] : undefined} onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))} />
         ))}
       </div>
       <button type="submit" class="primary" disabled={busy}>

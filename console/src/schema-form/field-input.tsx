@@ -14,9 +14,11 @@ export function FieldInput(props: {
   onChange(value: FormValue): void;
   /** Shown under the control (the voice preview). */
   extra?: ComponentChildren;
+  /** Keeps ids unique when one page holds several generated forms (`f` by default). */
+  idPrefix?: string;
 }) {
   const { field: f, value, errors } = props;
-  const id = `f-${f.name}`;
+  const id = `${props.idPrefix ?? 'f'}-${f.name}`;
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
   const described = [f.hint ? hintId : '', errors?.length ? errorId : ''].filter(Boolean).join(' ') || undefined;

@@ -191,7 +191,7 @@ const LABELS: Record<string, string> = {
   chat_llm_fallback_id: 'Fallback LLM for tool calls',
   voice_mail_message: 'Voicemail message',
 };
-const ACRONYMS: Record<string, string> = { llm: 'LLM', tts: 'TTS', url: 'URL', ai: 'AI' };
+const ACRONYMS: Record<string, string> = { llm: 'LLM', tts: 'TTS', url: 'URL', ai: 'AI', sip: 'SIP', ips: 'IPs', srtp: 'SRTP', nat: 'NAT' };
 
 export function labelOf(name: string): string {
   if (LABELS[name]) return LABELS[name];
@@ -269,6 +269,7 @@ function kindOf(name: string, s: JsonSchema): FieldKind {
 function hintOf(d: Omit<FieldDescriptor, 'hint'>, description: string | undefined): string {
   const parts: string[] = [];
   if (description) parts.push(description);
+  else if (d.kind === 'json') parts.push('A JSON value.');
   if (d.kind === 'integer' || d.kind === 'number') {
     if (d.min !== undefined && d.max !== undefined) parts.push(`${d.min} to ${d.max}.`);
     else if (d.min !== undefined) parts.push(`At least ${d.min}.`);
@@ -283,8 +284,11 @@ function hintOf(d: Omit<FieldDescriptor, 'hint'>, description: string | undefine
   return parts.join(' ');
 }
 
-/** Every field of a request body schema, in page order (GROUPS, then the schema's order). */
-export function describeFields(body: JsonSchema): FieldDescriptor[] {
+/**
+ * Every field of a request body schema, in page order: the assistant's GROUPS, then the
+ * schema's order (`order: 'schema'` keeps the schema's order alone, for the other forms).
+ */
+export function describeFields(body: JsonSchema, opts: { order?: 'groups' | 'schema' } = {}): FieldDescriptor[] {
   const required = new Set(body.required ?? []);
   const out: FieldDescriptor[] = [];
   for (const [name, raw] of Object.entries(body.properties ?? {})) {
@@ -316,6 +320,7 @@ export function describeFields(body: JsonSchema): FieldDescriptor[] {
     };
     out.push({ ...base, hint: hintOf(base, s.description) });
   }
+  if (opts.order === 'schema') return out;
   const order = (d: FieldDescriptor) => {
     const g = GROUPS.findIndex((x) => x.title === d.group);
     return g === -1 ? GROUPS.length : g;

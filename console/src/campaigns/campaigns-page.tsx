@@ -103,6 +103,7 @@ export function CampaignsPage(props: { api: Api }) {
                     }} />
                     <ConfirmButton
                       label={`Delete ${c.name}`}
+                      text="Delete"
                       danger
                       question={`Delete ${c.name} and its leads?`}
                       confirmLabel="Delete campaign"

@@ -100,6 +100,7 @@ export function NumbersPage(props: { api: Api }) {
                   <td>
                     <ConfirmButton
                       label={`Delete trunk ${t.nickname ?? t.id}`}
+                      text="Delete"
                       danger
                       question={`Delete the trunk and its number ${t.phone_number}? Assistants using it lose it.`}
                       confirmLabel="Delete trunk"
@@ -154,6 +155,7 @@ export function NumbersPage(props: { api: Api }) {
                     {n.type === 'caller_id' ? (
                       <ConfirmButton
                         label={`Delete number ${n.phone_number}`}
+                        text="Delete"
                         danger
                         question={`Delete ${n.phone_number}? Assistants using it lose it.`}
                         confirmLabel="Delete number"

@@ -6,7 +6,9 @@ import type { ComponentChildren } from 'preact';
  * "confirm" and "cancel" buttons in place (keyboard reachable, no modal to trap focus in).
  */
 export function ConfirmButton(props: {
+  /** The accessible name (`Delete trunk Main line`); `text` is what shows, when shorter. */
   label: string;
+  text?: string;
   question: ComponentChildren;
   confirmLabel: string;
   onConfirm(): Promise<void> | void;
@@ -20,8 +22,8 @@ export function ConfirmButton(props: {
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" class={props.danger ? 'danger' : undefined} onClick={() => setAsking(true)}>
-        {props.label}
+      <button type="button" class={props.danger ? 'danger' : undefined} aria-label={props.text ? props.label : undefined} onClick={() => setAsking(true)}>
+        {props.text ?? props.label}
       </button>
     );
   }

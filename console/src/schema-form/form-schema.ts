@@ -266,10 +266,17 @@ function kindOf(name: string, s: JsonSchema): FieldKind {
   return 'json';
 }
 
-function hintOf(d: Omit<FieldDescriptor, 'hint'>, description: string | undefined): string {
+/** `{start, end, days, timezone}` for an object, `[{…}]` for an array of them: the JSON's shape. */
+function shapeOf(s: JsonSchema): string {
+  if (s.properties) return `{${Object.keys(s.properties).join(', ')}}`;
+  if (s.items) return `[${s.items.properties ? shapeOf(s.items) : '…'}]`;
+  return 'a JSON value';
+}
+
+function hintOf(d: Omit<FieldDescriptor, 'hint'>, description: string | undefined, s: JsonSchema): string {
   const parts: string[] = [];
   if (description) parts.push(description);
-  else if (d.kind === 'json') parts.push('A JSON value.');
+  else if (d.kind === 'json') parts.push(`JSON: ${shapeOf(s)}.`);
   if (d.kind === 'integer' || d.kind === 'number') {
     if (d.min !== undefined && d.max !== undefined) parts.push(`${d.min} to ${d.max}.`);
     else if (d.min !== undefined) parts.push(`At least ${d.min}.`);
@@ -318,7 +325,7 @@ export function describeFields(body: JsonSchema, opts: { order?: 'groups' | 'sch
       ...(s.maxItems !== undefined && { maxItems: s.maxItems }),
       ...(s.default !== undefined && { default: s.default }),
     };
-    out.push({ ...base, hint: hintOf(base, s.description) });
+    out.push({ ...base, hint: hintOf(base, s.description, s) });
   }
   if (opts.order === 'schema') return out;
   const order = (d: FieldDescriptor) => {

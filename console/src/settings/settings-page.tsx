@@ -64,7 +64,7 @@ export function SettingsPage(props: { api: Api }) {
             onInput={(e) => setOverlapHours((e.target as HTMLInputElement).value)}
           />
           <p id="overlap-hint" class="hint">
-            How long the replaced secret keeps signing, so receivers can switch over; empty: the engine’s default (24 hours); 0: it stops at once.
+            How long the replaced secret keeps signing, so receivers can switch over; empty: the engine’s default (24 hours unless the operator set another); 0: it stops at once.
           </p>
         </div>
         <div class="field field-check">

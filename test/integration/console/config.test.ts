@@ -57,7 +57,7 @@ async function goTo(navName: string): Promise<void> {
 /** Tab (forward) until the element with this id has focus: proves it is reachable by keyboard. */
 async function tabTo(id: string): Promise<void> {
   for (let i = 0; i < 80; i++) {
-    if ((await page.evaluate(() => document.activeElement?.id)) === id) return;
+    if ((await page.evaluate(() => (globalThis as any).document.activeElement?.id)) === id) return;
     await page.keyboard.press('Tab');
   }
   throw new Error(`#${id} not reached with Tab`);
@@ -65,8 +65,8 @@ async function tabTo(id: string): Promise<void> {
 
 /** On a focused <select>, arrow keys until it holds `value` (Chromium on Linux changes it in place). */
 async function arrowTo(id: string, value: string): Promise<void> {
-  const current = () => page.evaluate((i) => (document.getElementById(i) as HTMLSelectElement).value, id);
-  const options = await page.evaluate((i) => [...(document.getElementById(i) as HTMLSelectElement).options].map((o) => o.value), id);
+  const current = () => page.evaluate((i) => (globalThis as any).document.getElementById(i).value, id);
+  const options = await page.evaluate((i) => [...(globalThis as any).document.getElementById(i).options].map((o: any) => o.value as string), id);
   const target = options.indexOf(value);
   expect(target, `${value} among the options of #${id}`).toBeGreaterThanOrEqual(0);
   for (let i = 0; i < 60 && (await current()) !== value; i++) {
@@ -169,7 +169,7 @@ describe.skipIf(!chromiumAvailable)('console configuration pages in Chromium', (
     expect(await page.locator('#f-timezone-error').textContent()).toMatch(/time ?zone/i);
     expect(await page.getByRole('alert').first().textContent()).toMatch(/not saved/);
     // Focus went to the field the API named.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('f-timezone');
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe('f-timezone');
     await shoot('assistant-422');
 
     await page.keyboard.press('Control+A');
@@ -204,8 +204,8 @@ describe.skipIf(!chromiumAvailable)('console configuration pages in Chromium', (
   it('plays a voice preview fetched with the key from a blob: URL', async () => {
     await page.getByRole('button', { name: /Play preview/ }).click();
     const audio = page.getByLabel('Voice preview');
-    await expect.poll(() => audio.evaluate((a: HTMLAudioElement) => a.currentSrc), { timeout: 30_000 }).toMatch(/^blob:/);
-    await expect.poll(() => audio.evaluate((a: HTMLAudioElement) => a.played.length > 0 && a.currentTime > 0), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => audio.evaluate((a: any) => a.currentSrc), { timeout: 30_000 }).toMatch(/^blob:/);
+    await expect.poll(() => audio.evaluate((a: any) => a.played.length > 0 && a.currentTime > 0), { timeout: 15_000 }).toBe(true);
     expect(urls.some((u) => u.endsWith(`/api/voices/${FLITE_SLT}/preview.wav`))).toBe(true);
   }, 60_000);
 

@@ -28,10 +28,10 @@ export function ConversationList(props: { api: Api }) {
   const list = useLoad((signal) => {
     const q = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
     if (assistant) q.set('assistant_id', assistant);
-    return api.get<{ conversations: ConversationRow[] }>(`/user/conversations?${q}`, signal);
+    return api.get<ConversationRow[]>(`/user/conversations?${q}`, signal);
   }, [assistant, offset]);
   const names = new Map((assistants.data?.assistants ?? []).map((a) => [a.id, a.name]));
-  const rows = list.data?.conversations ?? [];
+  const rows = list.data ?? [];
 
   return (
     <section>

@@ -136,31 +136,27 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     summary: 'List the account’s chat conversations, most recently active first (read one with GET /conversations/{uuid})',
     tags: ['Conversations'],
     query: listQuery,
-    response: z.object({ conversations: z.array(conversationListItem), limit: z.int(), offset: z.int() }),
+    response: z.array(conversationListItem),
     handler({ query, accountId }) {
       const rows = ctx.repos.conversations.listForAccount(accountId, {
         limit: query.limit,
         offset: query.offset,
         ...(query.assistant_id !== undefined && { assistantId: query.assistant_id }),
       });
-      return {
-        conversations: rows.map((c) => ({
-          conversation_id: c.uuid,
-          assistant_id: c.assistantId,
-          type: c.type,
-          status: c.status,
-          ai_enabled: c.aiEnabled,
-          customer_identifier: c.customerIdentifier,
-          external_identifier: c.externalIdentifier,
-          customer: c.whatsappSenderId !== null ? { name: c.customerName, phone: c.customerPhone } : null,
-          message_count: c.messageCount,
-          last_message_at: iso(c.lastMessageAt)!,
-          created_at: iso(c.createdAt)!,
-          ended_at: iso(c.endedAt),
-        })),
-        limit: query.limit,
-        offset: query.offset,
-      };
+      return rows.map((c) => ({
+        conversation_id: c.uuid,
+        assistant_id: c.assistantId,
+        type: c.type,
+        status: c.status,
+        ai_enabled: c.aiEnabled,
+        customer_identifier: c.customerIdentifier,
+        external_identifier: c.externalIdentifier,
+        customer: c.whatsappSenderId !== null ? { name: c.customerName, phone: c.customerPhone } : null,
+        message_count: c.messageCount,
+        last_message_at: iso(c.lastMessageAt)!,
+        created_at: iso(c.createdAt)!,
+        ended_at: iso(c.endedAt),
+      }));
     },
   });
 

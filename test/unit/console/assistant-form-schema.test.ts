@@ -158,3 +158,31 @@ describe('requestBodySchema', () => {
     expect(requestBodySchema(doc, '/user/assistant/{id}', 'put')).toBeUndefined();
   });
 });
+
+describe('the other generated forms (SIP trunks, caller-ID numbers, campaigns)', () => {
+  it('a password is a secret input, a string array a one-per-line list, a constant no input; schema order kept', () => {
+    const trunk = describeFields(
+      {
+        type: 'object',
+        required: ['sip_trunk_type', 'sip_password'],
+        properties: {
+          sip_trunk_type: { type: 'string', enum: ['extension', 'number'] },
+          sip_password: { type: 'string', minLength: 3, maxLength: 256 },
+          allowed_inbound_ips: { anyOf: [{ type: 'array', maxItems: 100, items: { type: 'string' } }, { type: 'null' }] },
+          type: { type: 'string', const: 'caller_id', default: 'caller_id' },
+          assistant_id: { type: 'integer', exclusiveMinimum: 0 },
+        },
+      },
+      { order: 'schema' },
+    );
+    expect(trunk.map((f) => [f.name, f.kind, f.label])).toEqual([
+      ['sip_trunk_type', 'choice', 'SIP trunk type'],
+      ['sip_password', 'secret', 'SIP password'],
+      ['allowed_inbound_ips', 'list', 'Allowed inbound IPs'],
+      ['assistant_id', 'reference', 'Assistant'],
+    ]);
+    const { body } = buildBody(trunk, { sip_trunk_type: 'number', sip_password: 'pw-123', allowed_inbound_ips: '10.0.0.1\n 10.0.0.2 ,', assistant_id: '7' }, { update: false });
+    expect(body).toEqual({ sip_trunk_type: 'number', sip_password: 'pw-123', allowed_inbound_ips: ['10.0.0.1', '10.0.0.2'], assistant_id: 7 });
+  });
+});
+

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { createApi, type Api } from './api.ts';
 import { Link } from './link.tsx';
@@ -55,7 +56,8 @@ export function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        {found ? found.route.render(api, found.params!) : <NotFound />}
+        {/* Keyed by the path: another id is another page, never the last one's state. */}
+        {found ? <Fragment key={path}>{found.route.render(api, found.params!)}</Fragment> : <NotFound />}
       </main>
     </div>
   );

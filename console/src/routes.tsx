@@ -2,6 +2,11 @@ import type { VNode } from 'preact';
 import type { Api } from './api.ts';
 import { callsRoutes } from './calls/routes.tsx';
 import { liveRoutes } from './live/routes.tsx';
+import { assistantRoutes } from './assistants/routes.tsx';
+import { numbersRoutes } from './numbers/routes.tsx';
+import { campaignRoutes } from './campaigns/routes.tsx';
+import { conversationRoutes } from './conversations/routes.tsx';
+import { settingsRoutes } from './settings/routes.tsx';
 
 /**
  * Every page of the console: its URL pattern under /console, the title the tab and the heading
@@ -18,4 +23,9 @@ export interface Route {
 export const ROUTES: Route[] = [
   ...callsRoutes,
   ...liveRoutes,
+  ...assistantRoutes,
+  ...numbersRoutes,
+  ...campaignRoutes,
+  ...conversationRoutes,
+  ...settingsRoutes,
 ];

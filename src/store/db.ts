@@ -11,9 +11,10 @@ import { sql as m005 } from './migrations/005-trunk-media-nat.ts';
 import { sql as m006 } from './migrations/006-trunk-srtp.ts';
 import { sql as m007 } from './migrations/007-webhook-secret-rotation.ts';
 import { sql as m008 } from './migrations/008-call-node.ts';
+import { sql as m009 } from './migrations/009-conversations-by-account.ts';
 
 /** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008];
+const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];
 
 export interface Store {
   db: Kysely<Database>;

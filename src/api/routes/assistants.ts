@@ -7,6 +7,7 @@ import { messageOnly, timestamp, withData } from '../response-schemas.ts';
 import { listItem, recordView, validateCreate, validateUpdate, type AssistantDeps } from '../../assistants/service.ts';
 import { outboundOf } from '../../net/outbound/index.ts';
 import { stopRunningCampaigns } from '../stop-campaigns.ts';
+import { documentedShape } from '../../assistants/field-docs.ts';
 import { providerWarnings } from '../../assistants/provider-warnings.ts';
 import { assistantStatus, assistantStatuses, type StatusDeps } from '../../assistants/status.ts';
 
@@ -62,8 +63,8 @@ const warnings = z.array(providerWarning).meta({ description: 'Providers this as
  * rules come back in one answer. What the route itself parses never fails, and in strip mode
  * reads only the known fields: a body of 80,000 unknown keys is not walked here.
  */
-function documented<S extends z.ZodObject>(schema: S) {
-  return z.object(schema.shape).catch((ctx) => ctx.input as z.output<typeof schema>);
+function documented<S extends z.ZodObject>(schema: S, withDefaults: boolean) {
+  return z.object(documentedShape(schema.shape, withDefaults)).catch((ctx) => ctx.input as z.output<typeof schema>);
 }
 
 /** Assistant CRUD and the inbound-webhook switch. Another account's assistant is a plain 404. */
@@ -78,7 +79,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     url: '/user/assistant',
     summary: 'Create an assistant',
     tags,
-    body: documented(createSchema),
+    body: documented(createSchema, true),
     status: 201,
     response: withData(z.object({ id: z.int(), name: z.string(), status: z.literal('inactive'), type: z.enum(['inbound', 'outbound']), mode: z.enum(['pipeline', 'multimodal', 'dualplex']) })).extend({ warnings }),
     handler: async ({ request, accountId }) => {
@@ -127,7 +128,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     // Another account's id must answer 404 whatever the body holds: existence is checked first.
-    body: documented(updateSchema),
+    body: documented(updateSchema, false),
     response: withData(assistantRecord).extend({ warnings }),
     handler: async ({ params, request, accountId }) => {
       const body = request.body ?? {};

@@ -5,7 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { chatServices } from '../../chat/services.ts';
 import { API_WINDOWS, MemoryRateLimiter, setRateHeaders } from '../rate-limit.ts';
 import { AppError } from '../../util/errors.ts';
-import { functionCall, variablesView } from '../response-schemas.ts';
+import { functionCall, timestamp, variablesView } from '../response-schemas.ts';
+import { iso } from '../../store/json.ts';
 
 const uuidParams = z.object({ uuid: z.string().min(1).max(64) });
 const variables = z.record(z.string(), z.unknown()).nullable().optional();
@@ -15,6 +16,31 @@ const historyItem = z.object({
   content: z.string(),
   function_calls: z.array(functionCall).optional(),
 });
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  assistant_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/** A row of GET /user/conversations: what a list shows; the history is read one by one. */
+const conversationListItem = z.object({
+  conversation_id: z.uuid(),
+  assistant_id: z.int(),
+  type: z.enum(['widget', 'test', 'api', 'whatsapp']),
+  status: z.enum(['active', 'ended']),
+  ai_enabled: z.boolean(),
+  customer_identifier: z.string().nullable(),
+  external_identifier: z.string().nullable(),
+  customer: z
+    .object({ name: z.string().nullable(), phone: z.string().nullable() })
+    .nullable()
+    .meta({ description: 'The customer of a WhatsApp conversation; null for other types' }),
+  message_count: z.int().min(0),
+  last_message_at: timestamp,
+  created_at: timestamp,
+  ended_at: timestamp.nullable(),
+});
+
 const nameAndPhone = z.object({ name: z.string().nullable(), phone: z.string().nullable() });
 
 const chatbotErrors = {
@@ -102,6 +128,36 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     },
     onRequest: limit,
     handler: ({ params, body, accountId }) => chat().sendMessage(accountId, params.uuid, body.message),
+  });
+
+  api.route({
+    method: 'GET',
+    url: '/user/conversations',
+    summary: 'List the account’s chat conversations, most recently active first (read one with GET /conversations/{uuid})',
+    tags: ['Conversations'],
+    query: listQuery,
+    response: z.array(conversationListItem),
+    handler({ query, accountId }) {
+      const rows = ctx.repos.conversations.listForAccount(accountId, {
+        limit: query.limit,
+        offset: query.offset,
+        ...(query.assistant_id !== undefined && { assistantId: query.assistant_id }),
+      });
+      return rows.map((c) => ({
+        conversation_id: c.uuid,
+        assistant_id: c.assistantId,
+        type: c.type,
+        status: c.status,
+        ai_enabled: c.aiEnabled,
+        customer_identifier: c.customerIdentifier,
+        external_identifier: c.externalIdentifier,
+        customer: c.whatsappSenderId !== null ? { name: c.customerName, phone: c.customerPhone } : null,
+        message_count: c.messageCount,
+        last_message_at: iso(c.lastMessageAt)!,
+        created_at: iso(c.createdAt)!,
+        ended_at: iso(c.endedAt),
+      }));
+    },
   });
 
   for (const [action, enabled] of [['disable-ai', false], ['enable-ai', true]] as const) {

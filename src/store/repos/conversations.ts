@@ -207,6 +207,23 @@ export class ConversationsRepo {
     return res.changes > 0;
   }
 
+  /**
+   * An account's conversations, the most recently active first, with how many messages each
+   * holds (one indexed count per row of the page, so a page costs at most `limit` counts).
+   */
+  listForAccount(accountId: number, opts: { limit: number; offset: number; assistantId?: number }): Array<Conversation & { messageCount: number }> {
+    const byAssistant = opts.assistantId !== undefined;
+    const rows = this.store.sqlite
+      .prepare(
+        `SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
+         FROM conversations c
+         WHERE c.account_id = ? AND (? = 0 OR c.assistant_id = ?)
+         ORDER BY c.last_message_at DESC, c.id DESC LIMIT ? OFFSET ?`,
+      )
+      .all(accountId, byAssistant ? 1 : 0, opts.assistantId ?? 0, opts.limit, opts.offset) as Array<Row & { message_count: number }>;
+    return rows.map((row) => ({ ...toConversation(row), messageCount: row.message_count }));
+  }
+
   getByIdSync(id: number): Conversation | undefined {
     return this.byIdSync(id);
   }

@@ -144,6 +144,7 @@ describe('every operation answers as /api/openapi.json documents', () => {
     // Chat: a conversation with a reply from the model stand-in, hand-over, generate-reply.
     const conv = await ok('POST', '/conversations', { assistant_id: assistantUuid, type: 'test' });
     await ok('GET', `/conversations/${conv.conversation_id}`);
+    await ok('GET', '/user/conversations');
     await ok('POST', `/conversations/${conv.conversation_id}/messages`, { message: 'Hello?' });
     await ok('POST', `/automate/conversations/${conv.conversation_id}/disable-ai`);
     await ok('POST', `/automate/conversations/${conv.conversation_id}/enable-ai`);

@@ -20,7 +20,8 @@ export function App() {
     document.title = found ? `${found.route.title} · Switchboard` : 'Switchboard';
   }, [found?.route.title]);
   useEffect(() => {
-    if (api && path === '/' && ROUTES[0]) navigate(ROUTES[0].pattern);
+    const home = ROUTES.find((r) => r.nav);
+    if (api && path === '/' && home) navigate(home.pattern);
   }, [api, path]);
 
   if (!api) return <SignIn onSignedIn={(signed) => setApi(signed)} />;

@@ -1,5 +1,6 @@
 import type { VNode } from 'preact';
 import type { Api } from './api.ts';
+import { webrtcRoutes } from './webrtc/routes.tsx';
 
 /**
  * Every page of the console: its URL pattern under /console, the title the tab and the heading
@@ -13,4 +14,6 @@ export interface Route {
   render(api: Api, params: Record<string, string>): VNode;
 }
 
-export const ROUTES: Route[] = [];
+export const ROUTES: Route[] = [
+  ...webrtcRoutes,
+];

@@ -58,6 +58,11 @@ export class WebRtcPeer {
       if (this.specificHost && json.candidate && isHostCandidate(json.candidate) && !json.candidate.includes(` ${this.specificHost} `)) return;
       this.events.candidate({ candidate: json.candidate ?? '', sdpMid: json.sdpMid ?? null, sdpMLineIndex: json.sdpMLineIndex ?? null });
     });
+    // Before the offer is applied: werift announces the remote track while applying it.
+    this.pc.onTrack.subscribe((track) => {
+      if (track.kind !== 'audio') return;
+      track.onReceiveRtp.subscribe((rtp) => this.media.receive(toPacket(rtp)));
+    });
     this.pc.connectionStateChange.subscribe((state) => {
       if (this.closed) return;
       if (state === 'connected') this.onConnected();
@@ -71,9 +76,6 @@ export class WebRtcPeer {
     const transceiver = this.pc.getTransceivers().find((t) => t.kind === 'audio');
     if (!transceiver) throw new Error('the offer has no audio');
     transceiver.setDirection('sendrecv');
-    transceiver.onTrack.subscribe((track) => {
-      track.onReceiveRtp.subscribe((rtp) => this.media.receive(toPacket(rtp)));
-    });
     const answer = await this.pc.createAnswer();
     await this.pc.setLocalDescription(answer);
     return this.pc.localDescription?.sdp ?? answer.sdp;

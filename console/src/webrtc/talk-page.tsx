@@ -35,8 +35,8 @@ export function TalkPage({ api, assistantId }: { api: Api; assistantId: number }
   useEffect(() => {
     const ctl = new AbortController();
     api
-      .get<{ data: Assistant }>(`/user/assistants/${assistantId}`, ctl.signal)
-      .then((r) => setAssistant(r.data))
+      .get<Assistant>(`/user/assistant/${assistantId}`, ctl.signal)
+      .then((a) => setAssistant(a))
       .catch((err: unknown) => {
         if (!ctl.signal.aborted) setLoadError((err as Error).message);
       });

@@ -8,7 +8,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RTCPeerConnection } from 'werift';
+import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
+import { opusCodec } from '../../../src/media/codecs/opus.ts';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dollarsToMicros } from '../../../src/util/money.ts';
@@ -210,12 +211,13 @@ describe('the signalling socket refuses', () => {
 });
 
 describe('the signalling socket accepts', () => {
-  it('the key in an Authorization header (no auth message needed), and a call that connects and hangs up', async () => {
+  it('the key in an Authorization header (no auth message needed), and a call that connects, carries Opus both ways and hangs up', async () => {
     const s = await open(engineUrl(), { authorization: `Bearer ${w.account.key}` });
     await s.next('ready');
     const pc = new RTCPeerConnection({ iceAdditionalHostAddresses: ['127.0.0.1'], iceInterfaceAddresses: { udp4: '127.0.0.1' }, iceUseIpv6: false });
     try {
-      const tr = pc.addTransceiver('audio', { direction: 'sendrecv' });
+      const mic = new MediaStreamTrack({ kind: 'audio' });
+      const tr = pc.addTransceiver(mic, { direction: 'sendrecv' });
       let received = 0;
       tr.onTrack.subscribe((track) => track.onReceiveRtp.subscribe(() => received++));
       pc.onIceCandidate.subscribe((c) => {
@@ -237,7 +239,13 @@ describe('the signalling socket accepts', () => {
       }
       const answered = await s.next('answered', 0);
       expect(answered).toMatchObject({ call_id: expect.any(Number), uuid: expect.any(String) });
-      // The engine sends paced Opus from the answer on (greeting or comfort silence).
+      // We send a second of Opus (a quiet tone); the engine sends paced Opus from the answer on.
+      const enc = opusCodec.encoder();
+      const pcm = new Int16Array(960).map((_, i) => Math.round(500 * Math.sin((2 * Math.PI * 300 * i) / 48_000)));
+      for (let n = 0; n < 50; n++) {
+        mic.writeRtp(new RtpPacket(new RtpHeader({ payloadType: 111, sequenceNumber: n, timestamp: n * 960, marker: n === 0 }), enc.encode(pcm)));
+        await new Promise((r) => setTimeout(r, 20));
+      }
       const t0 = Date.now();
       while (received < 25 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 50));
       expect(received).toBeGreaterThanOrEqual(25);
@@ -245,7 +253,10 @@ describe('the signalling socket accepts', () => {
       expect(await s.next('ended', 5_000)).toMatchObject({ call_id: answered.call_id, end_cause: 'remote-hangup', status: 'completed' });
       expect((await s.closed).code).toBe(1000);
       const rec = await w.waitCall(answered.call_id, (c) => c.status === 'completed');
-      expect(rec).toMatchObject({ direction: 'web', end_cause: 'remote-hangup' });
+      expect(rec).toMatchObject({ direction: 'web', end_cause: 'remote-hangup', quality: { codec: 'opus', srtp: 'DTLS-SRTP' } });
+      // What the peer sent reached the call (the remote track is taken as werift announces it).
+      expect(rec.quality.packets_received).toBeGreaterThanOrEqual(40);
+      expect(rec.quality.packets_sent).toBeGreaterThanOrEqual(25);
     } finally {
       await pc.close();
     }

@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dollarsToMicros } from '../../../src/util/money.ts';
 import { SignallingServer } from '../../../src/webrtc/signalling-socket.ts';
 import { WebCalls } from '../../../src/webrtc/web-calls.ts';
-import { startWorld, type World } from '../e2e/world.ts';
+import type { IceServerConfig } from '../../../src/config.ts';
+import { startTurnServer, turnAvailable } from '../../support/turn-server.ts';
+import { freePort, startWorld, type World } from '../e2e/world.ts';
 
 let w: World;
 let assistantId: number;
@@ -23,12 +25,12 @@ let assistantId: number;
 let quick: { url: string; close(): Promise<void> };
 let capped: { url: string; close(): Promise<void> };
 
-async function serve(opts: { maxPerAccount?: number; connectTimeoutMs?: number }): Promise<{ url: string; close(): Promise<void> }> {
+async function serve(opts: { maxPerAccount?: number; connectTimeoutMs?: number; iceServers?: IceServerConfig[] }): Promise<{ url: string; close(): Promise<void> }> {
   const env = w.engine.sip.env;
   const limited = opts.maxPerAccount === undefined ? env : { ...env, limits: { ...env.limits, maxPerAccount: opts.maxPerAccount } };
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   const signalling = new SignallingServer({
-    calls: new WebCalls({ env: limited, iceServers: [], host: '127.0.0.1', connectTimeoutMs: opts.connectTimeoutMs ?? 20_000 }),
+    calls: new WebCalls({ env: limited, iceServers: opts.iceServers ?? [], host: '127.0.0.1', connectTimeoutMs: opts.connectTimeoutMs ?? 20_000 }),
     accountForKey: (key) => w.engine.ctx.repos.accounts.accountForKey(key),
     clock: env.clock,
     logger: env.logger,
@@ -208,6 +210,77 @@ describe('the signalling socket refuses', () => {
       await pc.close();
     }
   });
+});
+
+/** A werift peer as the browser: sends `seconds` of quiet Opus and counts what it gets back. */
+async function placeCall(
+  s: Session,
+  pcConfig: ConstructorParameters<typeof RTCPeerConnection>[0],
+): Promise<{ pc: RTCPeerConnection; answered: Record<string, any>; received: () => number; candidatesSent: string[] }> {
+  const candidatesSent: string[] = [];
+  const pc = new RTCPeerConnection(pcConfig);
+  const mic = new MediaStreamTrack({ kind: 'audio' });
+  const tr = pc.addTransceiver(mic, { direction: 'sendrecv' });
+  let received = 0;
+  tr.onTrack.subscribe((track) => track.onReceiveRtp.subscribe(() => received++));
+  pc.onIceCandidate.subscribe((c) => {
+    if (!c) return;
+    candidatesSent.push(c.toJSON().candidate ?? '');
+    s.send({ type: 'candidate', ...c.toJSON() });
+  });
+  const offer = await pc.createOffer();
+  await pc.setLocalDescription(offer);
+  s.send({ type: 'call', assistant_id: assistantId, sdp: offer.sdp });
+  const answer = await s.next('answer');
+  await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
+  let added = 0;
+  const t1 = Date.now();
+  while (!s.messages.some((m) => m.type === 'answered') && Date.now() - t1 < 15_000) {
+    const candidates = s.messages.filter((x) => x.type === 'candidate');
+    for (const m of candidates.slice(added)) await pc.addIceCandidate(m as never);
+    added = candidates.length;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const answered = await s.next('answered', 0);
+  const enc = opusCodec.encoder();
+  const pcm = new Int16Array(960).map((_, i) => Math.round(500 * Math.sin((2 * Math.PI * 300 * i) / 48_000)));
+  for (let n = 0; n < 50; n++) {
+    mic.writeRtp(new RtpPacket(new RtpHeader({ payloadType: 111, sequenceNumber: n, timestamp: n * 960, marker: n === 0 }), enc.encode(pcm)));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { pc, answered, received: () => received, candidatesSent };
+}
+
+describe.skipIf(!turnAvailable)('a call relayed through TURN (coturn)', () => {
+  it('connects with the browser side on relay candidates only, using the ICE servers the engine hands out', async () => {
+    const turn = await startTurnServer(await freePort(), [49_160, 49_200]);
+    const relayed = await serve({ iceServers: [{ urls: turn.url, username: turn.username, credential: turn.credential }] });
+    try {
+      const s = await authed(relayed.url);
+      const ready = await s.next('ready');
+      expect(ready.ice_servers).toEqual([{ urls: turn.url, username: turn.username, credential: turn.credential }]);
+      const call = await placeCall(s, { iceServers: ready.ice_servers, iceTransportPolicy: 'relay', iceUseIpv6: false });
+      try {
+        // Only relay candidates went to the engine (and none in the offer itself).
+        expect(call.candidatesSent.length).toBeGreaterThan(0);
+        expect(call.candidatesSent.every((c) => / typ relay /.test(c)), call.candidatesSent.join('\n')).toBe(true);
+        const t0 = Date.now();
+        while (call.received() < 25 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 50));
+        expect(call.received()).toBeGreaterThanOrEqual(25);
+        s.send({ type: 'hangup' });
+        expect(await s.next('ended', 5_000)).toMatchObject({ status: 'completed' });
+        const rec = await w.waitCall(call.answered.call_id, (c) => c.status === 'completed');
+        expect(rec.quality.packets_received).toBeGreaterThanOrEqual(40);
+        // coturn allocated a relay and carried the media.
+        expect(turn.log()).toMatch(/incoming packet ALLOCATE processed, success/);
+      } finally {
+        await call.pc.close();
+      }
+    } finally {
+      await relayed.close();
+      await turn.close();
+    }
+  }, 40_000);
 });
 
 describe('the signalling socket accepts', () => {

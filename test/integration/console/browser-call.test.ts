@@ -82,7 +82,7 @@ async function startSampling(page: Page): Promise<void> {
     const g = globalThis as unknown as { levels: [number, number][] };
     g.levels = [];
     setInterval(() => {
-      const m = document.querySelector('[role=meter]');
+      const m = (globalThis as unknown as { document: { querySelector(s: string): { getAttribute(n: string): string | null } | null } }).document.querySelector('[role=meter]');
       if (m) g.levels.push([Date.now(), Number(m.getAttribute('aria-valuenow'))]);
     }, 20);
   });
@@ -137,6 +137,9 @@ describe.skipIf(!chromiumAvailable)('a browser call over WebRTC', () => {
     await expect.poll(() => w.chat.requests.length, { timeout: 20_000 }).toBeGreaterThan(1);
     await new Promise((r) => setTimeout(r, 1000));
     await screenshot(page, 'browser-call-in-call');
+    await page.setViewportSize({ width: 375, height: 700 });
+    await screenshot(page, 'browser-call-in-call-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByRole('button', { name: 'Hang up' }).click();
     await expect.poll(() => status.getAttribute('data-state'), { timeout: 10_000 }).toBe('ended');
     await expect(status.textContent()).resolves.toMatch(/Call ended\. Call #\d+\. \(remote-hangup\)/);
@@ -153,6 +156,16 @@ describe.skipIf(!chromiumAvailable)('a browser call over WebRTC', () => {
     expect(transcript[0]).toMatchObject({ speaker: 'assistant', kind: 'greeting' });
     expect(transcript.find((t) => t.speaker === 'caller')).toMatchObject({ text: 'What are your opening hours?' });
     expect(transcript.find((t) => t.interrupted)).toMatchObject({ speaker: 'assistant', kind: 'reply', full_text: ANSWER });
+    // The reply's latency parts, as on a phone call.
+    expect(transcript.find((t) => t.kind === 'reply')!.latency).toMatchObject({
+      endpointing_ms: expect.any(Number),
+      llm_first_token_ms: expect.any(Number),
+      tts_first_audio_ms: expect.any(Number),
+      first_frame_out_ms: expect.any(Number),
+      total_ms: expect.any(Number),
+    });
+    expect(rec.quality).toMatchObject({ codec: 'opus', srtp: 'DTLS-SRTP' });
+    expect(rec.quality.packets_received).toBeGreaterThan(500);
     // The recording and the tape are there to download; the tape holds the browser's Opus packets.
     const wav = await fetch(`${w.engine.httpUrl}/api/user/calls/${id}/recording`, { headers: { authorization: `Bearer ${w.account.key}` } });
     expect(wav.status).toBe(200);

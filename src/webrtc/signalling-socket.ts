@@ -35,11 +35,18 @@ export interface SignallingOptions {
   idleTimeoutMs?: number;
   /** Open signalling sockets at once, process-wide (default 1000). */
   maxSockets?: number;
+  /**
+   * Sockets not yet authenticated per source address (default 10). Only the unauthenticated
+   * ones: a reverse proxy carries many browsers from one address, and they authenticate at once.
+   */
+  maxPendingPerSource?: number;
 }
 
 export class SignallingServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   private readonly sockets = new Set<WebSocket>();
+  /** Unauthenticated sockets per source address. */
+  private readonly pending = new Map<string, number>();
   private server: Server | undefined;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.upgrade(req, socket, head);
 
@@ -80,11 +87,28 @@ export class SignallingServer {
       refuse(503, 'Service Unavailable');
       return;
     }
+    const source = req.socket.remoteAddress ?? '';
+    if ((this.pending.get(source) ?? 0) >= (this.options.maxPendingPerSource ?? 10)) {
+      refuse(503, 'Service Unavailable');
+      return;
+    }
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    this.pending.set(source, (this.pending.get(source) ?? 0) + 1);
+    let counted = true;
+    const settle = (): void => {
+      if (!counted) return;
+      counted = false;
+      const n = (this.pending.get(source) ?? 1) - 1;
+      if (n <= 0) this.pending.delete(source);
+      else this.pending.set(source, n);
+    };
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
-      ws.once('close', () => this.sockets.delete(ws));
-      new SignallingConnection(ws, this.options, bearer).start();
+      ws.once('close', () => {
+        this.sockets.delete(ws);
+        settle();
+      });
+      new SignallingConnection(ws, this.options, bearer, settle).start();
     });
   }
 }
@@ -107,6 +131,8 @@ class SignallingConnection {
     private readonly ws: WebSocket,
     private readonly options: SignallingOptions,
     private readonly bearer: string | undefined,
+    /** Called once the socket is authenticated (it no longer counts as pending). */
+    private readonly onAuthenticated: () => void,
   ) {
     this.rate = new MessageRate(options.clock.monotonic());
     this.log = options.logger.child({ part: 'webrtc-signalling' });
@@ -154,6 +180,7 @@ class SignallingConnection {
     if (accountId === undefined) return this.end(CLOSE.unauthorized);
     this.accountId = accountId;
     this.phase = 'ready';
+    this.onAuthenticated();
     this.arm(this.options.idleTimeoutMs ?? 60_000);
     this.send({ type: 'ready', ice_servers: this.options.calls.iceServers });
   }

@@ -144,6 +144,25 @@ describe('the signalling socket refuses', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it('more than 10 unauthenticated sockets from one address (503), while authenticated ones do not count', async () => {
+    const ok: Session[] = [];
+    for (let i = 0; i < 3; i++) ok.push(await authed(engineUrl()));
+    const idle: Session[] = [];
+    for (let i = 0; i < 10; i++) idle.push(await open(engineUrl()));
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(engineUrl());
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+      ws.on('error', () => undefined);
+    });
+    expect(status).toBe(503);
+    for (const s of [...ok, ...idle]) s.ws.close();
+    await Promise.all([...ok, ...idle].map((s) => s.closed));
+    // Closed sockets give their places back.
+    const again = await open(engineUrl());
+    again.ws.close();
+  });
+
   it('a message over 64 KiB (1009) and a flood of messages (4429)', async () => {
     const big = await authed();
     big.send({ type: 'candidate', candidate: 'x'.repeat(70 * 1024) });

@@ -65,7 +65,12 @@ export class SignallingServer {
   /** Close every socket (their calls hang up) and stop taking new ones. */
   async close(): Promise<void> {
     for (const ws of this.sockets) ws.close(CLOSE.shuttingDown.code, CLOSE.shuttingDown.reason);
+    // A browser that does not answer the close handshake within a second is cut.
+    const cut = this.options.clock.setTimeout(() => {
+      for (const ws of this.sockets) ws.terminate();
+    }, 1_000);
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    cut.cancel();
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

@@ -302,6 +302,18 @@ describe.skipIf(!turnAvailable)('a call relayed through TURN (coturn)', () => {
   }, 40_000);
 });
 
+describe('shutting the signalling server down', () => {
+  it('closes its sockets with 1001 and stops taking upgrades', async () => {
+    const server = await serve({});
+    const s = await authed(server.url);
+    const started = Date.now();
+    await server.close();
+    expect((await s.closed).code).toBe(1001);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await expect(open(server.url)).rejects.toThrow();
+  });
+});
+
 describe('the signalling socket accepts', () => {
   it('the key in an Authorization header (no auth message needed), and a call that connects, carries Opus both ways and hangs up', async () => {
     const s = await open(engineUrl(), { authorization: `Bearer ${w.account.key}` });

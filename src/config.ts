@@ -33,6 +33,23 @@ export const CALL_CAP_DEFAULTS = Object.freeze({
 export const defaultBurst = (perSec: number): number => Math.max(1, Math.ceil(perSec * 2));
 
 const count = z.coerce.number().int().min(1);
+/** SWITCHBOARD_WEBRTC_ICE_SERVERS: a JSON array of RTCIceServer (stun:, turn:, turns: URLs). */
+const iceServerSchema = z.object({
+  urls: z.union([z.string().regex(/^(stun|stuns|turn|turns):/), z.array(z.string().regex(/^(stun|stuns|turn|turns):/)).min(1)]),
+  username: z.string().optional(),
+  credential: z.string().optional(),
+});
+const iceServersJson = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of ICE servers' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(iceServerSchema).max(8));
 const callsPerSec = z.coerce.number().min(0).max(100_000);
 
 /** Bounds on SIP over TCP (src/sip/tcp-admission.ts, src/sip/stream-deadline.ts, src/sip/fd-budget.ts). */
@@ -150,6 +167,11 @@ const schema = z
     SWITCHBOARD_MAX_CALL_RATE: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRate),
     SWITCHBOARD_MAX_CALL_BURST: count.optional(),
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: cidrList.default(''),
+    // Browser calls over WebRTC (src/webrtc, docs/BROWSER-CALLS.md).
+    SWITCHBOARD_WEBRTC_ICE_SERVERS: iceServersJson.default([]),
+    SWITCHBOARD_WEBRTC_PORT_MIN: port.optional(),
+    SWITCHBOARD_WEBRTC_PORT_MAX: port.optional(),
+    SWITCHBOARD_WEBRTC_ALLOWED_ORIGINS: z.string().default(''),
     // OpenTelemetry traces (src/telemetry, docs/TRACING.md): off unless an endpoint is set.
     OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
@@ -166,6 +188,14 @@ const schema = z
   .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
     path: ['SIP_TLS_CERT'],
     message: 'SIP_TLS_CERT and SIP_TLS_KEY go together: set both for a TLS listener, or neither',
+  })
+  .refine((c) => (c.SWITCHBOARD_WEBRTC_PORT_MIN === undefined) === (c.SWITCHBOARD_WEBRTC_PORT_MAX === undefined), {
+    path: ['SWITCHBOARD_WEBRTC_PORT_MAX'],
+    message: 'set both SWITCHBOARD_WEBRTC_PORT_MIN and SWITCHBOARD_WEBRTC_PORT_MAX, or neither',
+  })
+  .refine((c) => c.SWITCHBOARD_WEBRTC_PORT_MIN === undefined || c.SWITCHBOARD_WEBRTC_PORT_MIN < c.SWITCHBOARD_WEBRTC_PORT_MAX!, {
+    path: ['SWITCHBOARD_WEBRTC_PORT_MAX'],
+    message: 'must be greater than SWITCHBOARD_WEBRTC_PORT_MIN',
   })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
@@ -233,6 +263,19 @@ export interface Config {
   webhookSecretOverlapMs: number;
   /** OpenTelemetry traces over OTLP/HTTP; `enabled` false (the default) loads nothing (src/telemetry). */
   tracing?: TracingConfig;
+  /**
+   * Browser calls (src/webrtc): the ICE servers given to the browser and used by the engine's
+   * peer connections, the UDP ports ICE may bind (undefined: any free port), and the origins
+   * besides the engine's own that may open the signalling socket.
+   */
+  webrtc: { iceServers: readonly IceServerConfig[]; portRange?: [number, number] | undefined; allowedOrigins: readonly string[] };
+}
+
+/** One RTCIceServer (STUN or TURN), as the browser's RTCPeerConnection takes it. */
+export interface IceServerConfig {
+  urls: string | string[];
+  username?: string | undefined;
+  credential?: string | undefined;
 }
 
 /**
@@ -308,6 +351,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
     tracing: tracingConfig(e),
+    webrtc: {
+      iceServers: Object.freeze(e.SWITCHBOARD_WEBRTC_ICE_SERVERS),
+      portRange: e.SWITCHBOARD_WEBRTC_PORT_MIN !== undefined && e.SWITCHBOARD_WEBRTC_PORT_MAX !== undefined ? ([e.SWITCHBOARD_WEBRTC_PORT_MIN, e.SWITCHBOARD_WEBRTC_PORT_MAX] as [number, number]) : undefined,
+      allowedOrigins: Object.freeze(
+        e.SWITCHBOARD_WEBRTC_ALLOWED_ORIGINS.split(',')
+          .map((o) => o.trim().replace(/\/$/, ''))
+          .filter((o) => o.length > 0),
+      ),
+    },
   });
 }
 

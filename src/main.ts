@@ -25,6 +25,8 @@ import { sealSecretsAtRest } from './store/seal-at-rest.ts';
 import { createProviderMetrics } from './telemetry/provider-metrics.ts';
 import { EventPublisher } from './webhooks/events.ts';
 import { wireCalls, type CallWiring } from './call/wiring/index.ts';
+import { SignallingServer } from './webrtc/signalling-socket.ts';
+import { WebCalls } from './webrtc/web-calls.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
 import { startTracing } from './telemetry/tracing.ts';
@@ -144,6 +146,15 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
   ctx.campaignRunner = campaigns.dialer;
   const { app, console: webConsole } = await buildApp(ctx, { metrics });
+  // Browser calls: the signalling socket on the API's HTTP server, calls on the SIP server's CallEnv.
+  const signalling = new SignallingServer({
+    calls: new WebCalls({ env: sip.env, iceServers: config.webrtc.iceServers, portRange: config.webrtc.portRange, host: config.sip.host }),
+    accountForKey: (key) => ctx.repos.accounts.accountForKey(key),
+    clock,
+    logger,
+    allowedOrigins: config.webrtc.allowedOrigins,
+  });
+  signalling.attach(app.server);
   try {
     await app.listen({ host: config.http.host, port: config.http.port });
   } catch (err) {
@@ -196,6 +207,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(plan.hangupEndsAtMs(clock.now()), 'campaigns', campaigns.close());
         await sip.close(plan);
         const closeEnd = plan.closeEndsAtMs(clock.now());
+        // Browser calls were drained with the SIP server's registry; their sockets go now.
+        await upTo(closeEnd, 'webrtc', signalling.close());
         // Every call has ended: the RTP I/O thread has nothing left to carry.
         await upTo(closeEnd, 'rtp-io', rtpIo.close());
         await upTo(closeEnd, 'http', app.close());

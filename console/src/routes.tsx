@@ -7,6 +7,7 @@ import { numbersRoutes } from './numbers/routes.tsx';
 import { campaignRoutes } from './campaigns/routes.tsx';
 import { conversationRoutes } from './conversations/routes.tsx';
 import { settingsRoutes } from './settings/routes.tsx';
+import { webrtcRoutes } from './webrtc/routes.tsx';
 
 /**
  * Every page of the console: its URL pattern under /console, the title the tab and the heading
@@ -28,4 +29,5 @@ export const ROUTES: Route[] = [
   ...campaignRoutes,
   ...conversationRoutes,
   ...settingsRoutes,
+  ...webrtcRoutes,
 ];

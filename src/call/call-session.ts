@@ -16,7 +16,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
 import type { AudioFrame } from '../audio/frame.ts';
 import type { DtmfSendOptions, OutboundAudio, RtpSessionStats } from '../media/media-types.ts';
-import type { RtpSession } from '../media/rtp-session.ts';
+import type { SessionMedia } from './session-media.ts';
 import { answerOffer, type LocalMedia, type NegotiatedMedia } from '../media/sdp-negotiate.ts';
 import type { SdpSession } from '../media/sdp-write.ts';
 import { SdpNegotiationError } from '../media/sdp.ts';
@@ -31,7 +31,8 @@ import { EarlyAudio } from './early-media/early-audio.ts';
 import { sameMedia } from './early-media/same-media.ts';
 import type { SitEvent } from './early-media/sit-detector.ts';
 
-export type CallDirection = 'inbound' | 'outbound';
+/** `web`: a call from a browser over WebRTC (src/webrtc), no SIP dialog. */
+export type CallDirection = 'inbound' | 'outbound' | 'web';
 export type CallState = 'ringing' | 'active' | 'ended';
 
 /** Why a call ended; the record's `end_cause`. */
@@ -106,7 +107,7 @@ export interface CallSessionInit {
   /** Registry key of the trunk (its inbound id). */
   trunkKey: string;
   assistantId: number | undefined;
-  media: RtpSession;
+  media: SessionMedia;
   clock: Clock;
   logger: Logger;
   recorder: CallRecorder;
@@ -126,7 +127,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly accountId: number;
   readonly trunkKey: string;
   readonly assistantId: number | undefined;
-  readonly media: RtpSession;
+  readonly media: SessionMedia;
   readonly mode: CallMode;
   /** Who and where (the `call started` facts), when the creator gave them. */
   readonly facts: CallFacts | undefined;
@@ -322,6 +323,22 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       },
       'call answered',
     );
+    this.emit('answered');
+  }
+
+  /**
+   * A call without SIP (a browser's, src/webrtc): its media is up (ICE and DTLS connected, the
+   * media started itself), so the call is active from now, with the same hard limit, record
+   * and `answered` event as a SIP call's answer.
+   */
+  connected(codec: string): void {
+    if (this.state !== 'ringing') return;
+    this.state = 'active';
+    this.cancelPending = undefined;
+    this.maxTimer = this.init.clock.setTimeout(() => void this.close('max-duration'), this.init.maxDurationMs);
+    this.write(() => this.init.recorder.answered(this.recordId, codec));
+    this.answeredAtMs = this.init.clock.monotonic();
+    this.log.info({ codec, setupMs: Math.round(this.answeredAtMs - this.inviteAtMs) }, 'call answered');
     this.emit('answered');
   }
 

@@ -7,6 +7,7 @@
  * Nothing costly happens before authorisation: strangers get their 403/401 without a database
  * row, a port or a timer beyond the transaction's own.
  */
+import type { RtpSession } from '../media/rtp-session.ts';
 import { createSdpSession } from '../media/sdp-write.ts';
 import { answerOffer, type LocalMedia } from '../media/sdp-negotiate.ts';
 import { offeredCodecNames, SdpNegotiationError } from '../media/sdp.ts';
@@ -172,7 +173,7 @@ async function admitAndAnswer(
   }
   incoming.ringing();
   if (env.answerDelayMs) await ring(env, session, env.answerDelayMs);
-  await answer(env, incoming, session, assistant, diagnostic, spec.srtp ?? 'off');
+  await answer(env, incoming, session, media, assistant, diagnostic, spec.srtp ?? 'off');
 }
 
 /** Waits while ringing; a CANCEL or shutdown meanwhile cuts the wait short. */
@@ -192,13 +193,14 @@ async function answer(
   env: CallEnv,
   incoming: IncomingInvite,
   session: CallSession,
+  media: RtpSession,
   assistant: AssistantRecord | undefined,
   diagnostic: DiagnosticMode | undefined,
   srtp: SrtpPolicy,
 ): Promise<void> {
   let local: LocalMedia;
   try {
-    const ports = await session.media.allocate();
+    const ports = await media.allocate();
     local = { address: ports.address, port: ports.rtpPort, singleCodecAnswer: true, srtp };
   } catch (err) {
     session.log.warn({ err: (err as Error).message }, 'no RTP ports for an inbound call');

@@ -11,6 +11,7 @@
  * (CallSession.earlyMedia); the 200 keeps it, or re-points it when its SDP differs, and a 200
  * without SDP after a 18x with SDP (RFC 3262) answers on that 18x's media.
  */
+import type { RtpSession } from '../media/rtp-session.ts';
 import { processAnswer, type LocalMedia, type NegotiatedMedia } from '../media/sdp-negotiate.ts';
 import { createSdpSession } from '../media/sdp-write.ts';
 import type { Dialog } from '../sip/dialog.ts';
@@ -84,6 +85,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       ...(input.campaignId !== undefined ? { campaignId: input.campaignId } : {}),
       ...(input.leadId !== undefined ? { leadId: input.leadId } : {}),
     });
+    const media = env.createMedia(mediaOptionsOf(spec));
     const session = new CallSession({
       recordId: record.id,
       uuid: record.uuid,
@@ -91,7 +93,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       accountId: input.accountId,
       trunkKey: input.trunk.inboundTrunkId,
       assistantId: input.assistant.id,
-      media: env.createMedia(mediaOptionsOf(spec)),
+      media,
       clock: env.clock,
       logger: env.logger,
       recorder: env.recorder,
@@ -100,7 +102,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       facts: { from: spec.phoneNumber, to: input.to, trunk: spec.id ?? input.trunk.inboundTrunkId, remote: `${spec.transport ?? 'udp'}:${spec.address}`, codecs: OFFERED_CODECS },
     });
     env.registry.add(session);
-    const work = this.dial(session, input).catch(async (err: unknown) => {
+    const work = this.dial(session, media, input).catch(async (err: unknown) => {
       session.log.error({ err: (err as Error).message }, 'outbound call failed');
       await session.close('error');
     });
@@ -109,12 +111,12 @@ export class OutboundDialer implements OutboundCallPlacer {
     return record;
   }
 
-  private async dial(session: CallSession, input: PlaceCallInput): Promise<void> {
+  private async dial(session: CallSession, media: RtpSession, input: PlaceCallInput): Promise<void> {
     const { env } = this;
     const spec = input.trunk.spec;
     let local: LocalMedia;
     try {
-      const ports = await session.media.allocate();
+      const ports = await media.allocate();
       local = { address: ports.address, port: ports.rtpPort, srtp: spec.srtp ?? 'off' };
     } catch (err) {
       session.log.warn({ err: (err as Error).message }, 'no RTP ports for an outbound call');
@@ -140,7 +142,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       try {
         // The offer this 18x answers: the one made for the address the INVITE went out from.
         const sent = offers.sent(invite.advertised ?? local.address);
-        session.media.advertise(sent.local.address);
+        media.advertise(sent.local.address);
         const negotiated = processAnswer(res.body.toString('utf8'), sent.offer.offered);
         if (earlyByTag.size < 16) earlyByTag.set(tagOf(header(res, 'to')) ?? '', negotiated);
         session.earlyMedia(negotiated);
@@ -179,7 +181,7 @@ export class OutboundDialer implements OutboundCallPlacer {
     }
     // The offer (and so the address) the answered INVITE carried.
     const sent = offers.sent(invite.advertised ?? local.address);
-    session.media.advertise(sent.local.address);
+    media.advertise(sent.local.address);
     let negotiated: NegotiatedMedia | undefined;
     try {
       // RFC 3262 §5: the SDP of a reliable 18x answered our offer; its 200 need not repeat it.

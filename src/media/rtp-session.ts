@@ -594,7 +594,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 }
 
 /** The inbound queue, whose frames can be sent elsewhere for a while (early media). */
-class DivertableQueue extends DropOldestQueue<AudioFrame> {
+export class DivertableQueue extends DropOldestQueue<AudioFrame> {
   divert: ((frame: AudioFrame) => void) | undefined;
 
   override push(item: AudioFrame): boolean {

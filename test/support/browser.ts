@@ -20,6 +20,11 @@ export const ARTIFACTS_DIR = path.resolve(import.meta.dirname, '../../artifacts/
 export interface LaunchOptions {
   /** A WAV file played as the microphone; grants microphone permission without a prompt. */
   fakeAudio?: string;
+  /**
+   * WebRTC over loopback (browser calls): host candidates on 127.0.0.1 as plain addresses
+   * (Chromium leaves loopback out and hides addresses behind mDNS names by default).
+   */
+  webrtcLoopback?: boolean;
 }
 
 export async function launchChromium(opts: LaunchOptions = {}): Promise<Browser> {
@@ -36,6 +41,7 @@ export async function launchChromium(opts: LaunchOptions = {}): Promise<Browser>
   if (opts.fakeAudio) {
     args.push('--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${opts.fakeAudio}`, '--autoplay-policy=no-user-gesture-required');
   }
+  if (opts.webrtcLoopback) args.push('--allow-loopback-in-peer-connection', '--disable-features=WebRtcHideLocalIpsWithMdns');
   return chromium.launch({ executablePath: CHROMIUM, args, timeout: 30_000 });
 }
 

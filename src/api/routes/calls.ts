@@ -90,7 +90,7 @@ function dataFile(dataDir: string, relative: string | null | undefined): string 
 export const callView = z.object({
   id: z.int(),
   uuid: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
+  direction: z.enum(['inbound', 'outbound', 'web']),
   status: z.string().meta({ description: 'queued, ringing, in-progress, completed, busy, no-answer, declined, invalid-number, failed, canceled' }),
   assistant_id: z.int().nullable(),
   phone_number_id: z.int().nullable(),

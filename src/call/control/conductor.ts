@@ -189,7 +189,9 @@ export class Conductor {
     const { env } = this.deps;
     const record = await env.repos.calls.getById(this.session.recordId);
     this.variables = this.callVariables ?? record?.variables ?? undefined;
-    this.callerNumber = record ? (this.session.direction === 'inbound' ? record.fromNumber : record.toNumber) : null;
+    // A browser call has no caller number (its record says `web` → `assistant:<id>`).
+    const direction = this.session.direction;
+    this.callerNumber = record && direction !== 'web' ? (direction === 'inbound' ? record.fromNumber : record.toNumber) : null;
     this.trunk = env.trunks.list().find((t) => t.inboundTrunkId === this.session.trunkKey);
     this.sw.start();
     try {

@@ -5,7 +5,7 @@ import type { Clock } from '../../util/clock.ts';
 import { fromJson, toJson } from '../json.ts';
 import type { CallsTable } from '../schema.ts';
 
-export type CallDirection = 'inbound' | 'outbound';
+export type CallDirection = 'inbound' | 'outbound' | 'web';
 
 /** One call record; the SIP layer creates it at INVITE time and updates it as the call moves. */
 export interface Call {

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resample } from '../../../src/audio/resample.ts';
 import type { AudioFrame } from '../../../src/audio/frame.ts';
 import type { CallSession } from '../../../src/call/call-session.ts';
+import type { RtpSession } from '../../../src/media/rtp-session.ts';
 import type { IncomingInvite } from '../../../src/sip/user-agent-incoming-invite.ts';
 import { TestPhone } from '../../support/test-phone.ts';
 import { PhoneRtp, rmsOf, sleep, toneRatio } from '../../support/test-phone-rtp.ts';
@@ -100,11 +101,11 @@ describe('outbound early media', () => {
     // We send comfort silence (NAT bindings, SBC latching), never anything audible.
     await until(() => rtp.packetsReceived > 20, 2000, 'comfort silence');
     expect(rmsOf(rtp.heard)).toBeLessThan(50);
-    const port = session.media.local.rtpPort;
+    const port = (session.media as RtpSession).local.rtpPort;
 
     inc.accept(rtp.sdp());
     await until(async () => (await record(id)).status === 'in-progress', 3000, 'in-progress');
-    expect(session.media.local.rtpPort).toBe(port);
+    expect((session.media as RtpSession).local.rtpPort).toBe(port);
     // The early audio is there for voicemail detection: the announcement, not silence.
     expect(audible(session.takeEarlyAudio())).toBeGreaterThanOrEqual(40);
     // Media goes on through the answer: the engine hears the carrier's tone on `inbound`.
@@ -124,13 +125,13 @@ describe('outbound early media', () => {
     play(announcer, loadFixture('utt-opening-hours'));
     await until(() => (session.earlyAudioStats?.audibleFrames ?? 0) >= 20, 5000, 'early media');
     await until(() => announcer.packetsReceived > 5, 2000, 'engine RTP to the early media server');
-    const port = session.media.local.rtpPort;
+    const port = (session.media as RtpSession).local.rtpPort;
 
     const phone = await leg(inc);
     phone.playTone(600, 3000);
     inc.accept(phone.sdp());
     await until(async () => (await record(id)).status === 'in-progress', 3000, 'in-progress');
-    expect(session.media.local.rtpPort).toBe(port);
+    expect((session.media as RtpSession).local.rtpPort).toBe(port);
     // The engine now hears the answering phone and sends to it, not to the announcer.
     expect(await hearTone(session, 600, 20)).toBe(20);
     await until(() => phone.packetsReceived > 20, 2000, 'engine RTP to the answering phone');

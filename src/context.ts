@@ -9,6 +9,7 @@ import type { CampaignRunner } from './campaigns/state.ts';
 import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
 import type { Outbound } from './net/outbound/index.ts';
 import type { ProviderMetrics } from './telemetry/provider-metrics.ts';
+import type { RecordingStorage } from './blobs/recording-storage.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -36,4 +37,9 @@ export interface AppContext {
   outbound?: Outbound;
   /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
   providerMetrics?: ProviderMetrics;
+  /**
+   * Recordings and call tapes: served, archived to the bucket (SWITCHBOARD_S3_*), deleted; absent:
+   * the data dir's files only (reach it through `recordingsOf(ctx)`).
+   */
+  recordings?: RecordingStorage;
 }

@@ -56,7 +56,8 @@ export class S3BlobStore implements BlobStore {
     this.client = new S3Client({
       region: config.region,
       ...(config.endpoint ? { endpoint: config.endpoint, forcePathStyle: true } : {}),
-      ...(config.credentials ? { credentials: config.credentials } : {}),
+      // A copy: the SDK marks the credentials object it is given, and the config's is frozen.
+      ...(config.credentials ? { credentials: { ...config.credentials } } : {}),
       // The archive retries with its own backoff; one SDK retry covers a dropped keep-alive socket.
       maxAttempts: 2,
       requestChecksumCalculation: 'WHEN_REQUIRED',

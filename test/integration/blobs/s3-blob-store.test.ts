@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { loadConfig } from '../../../src/config.ts';
 import { S3BlobStore, describeS3Error } from '../../../src/blobs/s3-blob-store.ts';
 import { S3StandIn } from '../../support/s3-server.ts';
 
@@ -108,6 +109,15 @@ describe('S3BlobStore against a SigV4-verifying S3 server', () => {
     expect(JSON.stringify(described)).not.toContain('not-the-secret');
     expect(JSON.stringify(described)).not.toContain(s3.credentials.secretAccessKey);
     expect(s3.objectBytes(BUCKET, 'recordings/denied.json')).toBeUndefined();
+    store.close();
+  });
+
+  it('takes its credentials from the frozen config as loaded from the environment', async () => {
+    const config = loadConfig({ SWITCHBOARD_DATA_DIR: dir, ...s3.env(BUCKET) });
+    expect(Object.isFrozen(config.s3!.credentials)).toBe(true);
+    const store = new S3BlobStore(config.s3!);
+    await store.put('recordings/frozen.json', { bytes: Buffer.from('{}') });
+    expect(await store.head('recordings/frozen.json')).toEqual({ size: 2 });
     store.close();
   });
 

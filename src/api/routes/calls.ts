@@ -146,6 +146,8 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     produces: 'audio/wav',
+    ranges: true,
+    errors: { 416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206' },
     async handler({ params, accountId, reply, request }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       // Stored paths are keys relative to the data directory; nothing outside it is ever served.
@@ -159,6 +161,8 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     response: z.record(z.string(), z.unknown()).meta({ description: 'The call tape (docs/CALL-TAPE.md)' }),
+    ranges: true,
+    errors: { 416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206' },
     async handler({ params, accountId, reply, request }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       return sendStored(ctx, reply, call ? tapePathOf(call) : undefined, request.headers.range, 'Call tape', 'application/json');

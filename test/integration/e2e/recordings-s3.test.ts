@@ -140,4 +140,21 @@ describe('recordings and call tapes in an S3 bucket', () => {
     await waitUntil(() => archived.every((k) => !s3.keys(BUCKET).includes(k)), 10_000, 'objects deleted');
     expect(archived.some((k) => existsSync(local(k)))).toBe(false);
   }, 30_000);
+
+  it('a call whose assistant is deleted while it runs leaves no recording behind, local or in the bucket', async () => {
+    const doomed = await w.assistant({ record: true, initial_message: 'Hello, this call is recorded too.' });
+    const deletedBefore = w.engine.ctx.recordings!.stats.deleted;
+    const call = await phone.call(w.target());
+    const answeredAt = performance.now();
+    const heard = listen(call);
+    await waitUntil(() => firstAudible(heard, answeredAt) !== undefined, 4000, 'greeting');
+    const live = (await w.api('GET', `/user/calls?limit=1&assistant_id=${doomed}`)).body[0] as { uuid: string };
+    expect((await w.api('DELETE', `/user/assistant/${doomed}`)).status).toBe(200);
+    await call.hangup().catch(() => undefined);
+    // Written when the call ended, then deleted: two deletions done, nothing left anywhere.
+    await waitUntil(() => w.engine.ctx.recordings!.stats.deleted >= deletedBefore + 2, 15_000, 'the late recording deleted');
+    const { wav, tape } = keysOf(live.uuid);
+    expect(existsSync(local(wav)) || existsSync(local(tape))).toBe(false);
+    expect(s3.keys(BUCKET).filter((k) => k.includes(live.uuid))).toEqual([]);
+  }, 30_000);
 });

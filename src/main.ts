@@ -74,7 +74,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     catalog,
     trunks: new InMemoryTrunkRegistry(),
     // Recordings and tapes: under the data dir, archived to the bucket when SWITCHBOARD_S3_BUCKET is set.
-    recordings: createRecordingStorage(config, clock, logger),
+    recordings: await createRecordingStorage(config, clock, logger),
   };
   // Custom tool headers and webhook signing secrets stored in clear by an older build are sealed
   // now (they read either way), and the plaintext is pushed out of the database and -wal files.

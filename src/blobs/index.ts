@@ -8,19 +8,21 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../util/clock.ts';
 import { LocalBlobStore } from './local-blob-store.ts';
 import { RecordingStorage } from './recording-storage.ts';
-import { S3BlobStore } from './s3-blob-store.ts';
 
 export type { BlobStore, BlobRead, BlobInfo, BlobSource, ByteRange } from './blob-store.ts';
 export { LocalBlobStore } from './local-blob-store.ts';
-export { S3BlobStore } from './s3-blob-store.ts';
 export { RecordingStorage, RECORDINGS_PREFIX, type RecordingRead } from './recording-storage.ts';
 
-/** The data dir's files, and the bucket when SWITCHBOARD_S3_BUCKET is set. */
-export function createRecordingStorage(config: Pick<Config, 'dataDir' | 's3'>, clock: Clock, logger: Logger): RecordingStorage {
+/**
+ * The data dir's files, and the bucket when SWITCHBOARD_S3_BUCKET is set (the AWS SDK is loaded
+ * only then: it is large, and an engine without a bucket has no use for it).
+ */
+export async function createRecordingStorage(config: Pick<Config, 'dataDir' | 's3'>, clock: Clock, logger: Logger): Promise<RecordingStorage> {
   const s3 = config.s3;
+  const remote = s3 ? new (await import('./s3-blob-store.ts')).S3BlobStore(s3) : undefined;
   return new RecordingStorage({
     local: new LocalBlobStore(config.dataDir),
-    remote: s3 ? new S3BlobStore(s3) : undefined,
+    remote,
     clock,
     logger,
     ...(s3 ? { backoff: { baseMs: s3.retryBaseMs, maxMs: s3.retryMaxMs } } : {}),

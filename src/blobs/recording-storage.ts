@@ -18,7 +18,7 @@ import { isValidKey, type BlobStore, type ByteRange } from './blob-store.ts';
 import { ArchiveQueue, type ArchiveJob, type BackoffPolicy } from './archive-queue.ts';
 import { resolveRange } from './byte-range.ts';
 import type { LocalBlobStore } from './local-blob-store.ts';
-import { describeS3Error } from './s3-blob-store.ts';
+import { describeS3Error } from './s3-errors.ts';
 import type { Readable } from 'node:stream';
 
 /** The folder under the data dir (and the key prefix in the bucket) of recordings and tapes. */

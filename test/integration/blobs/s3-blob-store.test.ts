@@ -10,7 +10,8 @@ import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../../src/config.ts';
-import { S3BlobStore, describeS3Error } from '../../../src/blobs/s3-blob-store.ts';
+import { S3BlobStore } from '../../../src/blobs/s3-blob-store.ts';
+import { describeS3Error } from '../../../src/blobs/s3-errors.ts';
 import { S3StandIn } from '../../support/s3-server.ts';
 
 const BUCKET = 'switchboard-recordings';

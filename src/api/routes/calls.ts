@@ -7,7 +7,8 @@ import { iso } from '../../store/json.ts';
 import { toDollars } from '../../util/money.ts';
 import { AppError, NotFoundError } from '../../util/errors.ts';
 import { tapePathOf } from '../../call/call-record.ts';
-import { recordingsOf } from '../../blobs/index.ts';
+import { recordingsOf, type RecordingRead } from '../../blobs/index.ts';
+import { describeS3Error } from '../../blobs/s3-errors.ts';
 import { contentRange } from '../../blobs/byte-range.ts';
 import { timestamp, variablesView } from '../response-schemas.ts';
 
@@ -33,7 +34,14 @@ async function sendStored(
   what: string,
   contentType: string,
 ): Promise<FastifyReply> {
-  const found = key ? await recordingsOf(ctx).read(key, range) : { kind: 'missing' as const };
+  let found: RecordingRead;
+  try {
+    found = key ? await recordingsOf(ctx).read(key, range) : { kind: 'missing' };
+  } catch (err) {
+    // The bucket is unreachable or refuses: say so (retryable) rather than a bare 500.
+    ctx.logger.warn({ key, ...describeS3Error(err) }, 'stored recording could not be read');
+    throw new AppError('The recording storage is unavailable right now; try again later.', 503, 'STORAGE_UNAVAILABLE', true);
+  }
   if (found.kind === 'missing') throw new NotFoundError(what);
   reply.header('Accept-Ranges', 'bytes');
   if (found.kind === 'unsatisfiable') {
@@ -147,7 +155,10 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     produces: 'audio/wav',
     ranges: true,
-    errors: { 416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206' },
+    errors: {
+      416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206',
+      503: 'The file is archived to object storage, which cannot be reached right now',
+    },
     async handler({ params, accountId, reply, request }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       // Stored paths are keys relative to the data directory; nothing outside it is ever served.
@@ -162,7 +173,10 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     response: z.record(z.string(), z.unknown()).meta({ description: 'The call tape (docs/CALL-TAPE.md)' }),
     ranges: true,
-    errors: { 416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206' },
+    errors: {
+      416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206',
+      503: 'The file is archived to object storage, which cannot be reached right now',
+    },
     async handler({ params, accountId, reply, request }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       return sendStored(ctx, reply, call ? tapePathOf(call) : undefined, request.headers.range, 'Call tape', 'application/json');

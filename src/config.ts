@@ -184,6 +184,23 @@ const schema = z
     OTEL_TRACES_SAMPLER: z.enum(TRACES_SAMPLERS as [string, ...string[]]).default('parentbased_always_on'),
     OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
     OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
+    // Recordings and call tapes on S3-compatible object storage (src/blobs, docs/OBJECT-STORAGE.md): off unless a bucket is set.
+    SWITCHBOARD_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3-63 of a-z 0-9 . -)').optional(),
+    SWITCHBOARD_S3_ENDPOINT: optionalUrl,
+    SWITCHBOARD_S3_REGION: z.string().regex(/^[a-z0-9-]{1,40}$/, 'must be a region name such as us-east-1').default('us-east-1'),
+    SWITCHBOARD_S3_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(2_000),
+    SWITCHBOARD_S3_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(300_000),
+    AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+    AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  })
+  .refine((c) => c.SWITCHBOARD_S3_ENDPOINT === undefined || c.SWITCHBOARD_S3_BUCKET !== undefined, {
+    path: ['SWITCHBOARD_S3_BUCKET'],
+    message: 'SWITCHBOARD_S3_ENDPOINT is set: name the bucket too',
+  })
+  .refine((c) => (c.AWS_ACCESS_KEY_ID === undefined) === (c.AWS_SECRET_ACCESS_KEY === undefined), {
+    path: ['AWS_ACCESS_KEY_ID'],
+    message: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: set both, or neither (then the SDK looks for credentials itself)',
   })
   .refine((c) => (c.SIP_TLS_CERT === undefined) === (c.SIP_TLS_KEY === undefined), {
     path: ['SIP_TLS_CERT'],
@@ -269,6 +286,8 @@ export interface Config {
    * besides the engine's own that may open the signalling socket.
    */
   webrtc: { iceServers: readonly IceServerConfig[]; portRange?: [number, number] | undefined; allowedOrigins: readonly string[] };
+  /** Recordings and call tapes archived to S3-compatible storage; absent: they stay under the data dir (src/blobs). */
+  s3?: S3Config;
 }
 
 /** One RTCIceServer (STUN or TURN), as the browser's RTCPeerConnection takes it. */
@@ -276,6 +295,21 @@ export interface IceServerConfig {
   urls: string | string[];
   username?: string | undefined;
   credential?: string | undefined;
+}
+
+/**
+ * An S3-compatible bucket. `endpoint` (operator config, never customer input) selects path-style
+ * addressing (MinIO, Ceph, Garage...); absent: AWS's own endpoint for `region`. `credentials`
+ * absent: the AWS SDK's default chain (instance role, profile).
+ */
+export interface S3Config {
+  bucket: string;
+  region: string;
+  endpoint?: string | undefined;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string | undefined } | undefined;
+  /** Failed uploads and deletions are retried after base·2^(n-1) ms, at most `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
 }
 
 /**
@@ -360,6 +394,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
           .filter((o) => o.length > 0),
       ),
     },
+    ...(e.SWITCHBOARD_S3_BUCKET !== undefined && { s3: s3Config(e, e.SWITCHBOARD_S3_BUCKET) }),
+  });
+}
+
+function s3Config(e: z.infer<typeof schema>, bucket: string): S3Config {
+  return Object.freeze({
+    bucket,
+    region: e.SWITCHBOARD_S3_REGION,
+    endpoint: e.SWITCHBOARD_S3_ENDPOINT?.replace(/\/$/, ''),
+    credentials:
+      e.AWS_ACCESS_KEY_ID !== undefined && e.AWS_SECRET_ACCESS_KEY !== undefined
+        ? Object.freeze({ accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, sessionToken: e.AWS_SESSION_TOKEN })
+        : undefined,
+    retryBaseMs: e.SWITCHBOARD_S3_RETRY_BASE_MS,
+    retryMaxMs: Math.max(e.SWITCHBOARD_S3_RETRY_BASE_MS, e.SWITCHBOARD_S3_RETRY_MAX_MS),
   });
 }
 

@@ -11,6 +11,7 @@ import type { CampaignRunner } from './campaigns/state.ts';
 import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
 import type { Outbound } from './net/outbound/index.ts';
 import type { ProviderMetrics } from './telemetry/provider-metrics.ts';
+import type { RecordingStorage } from './blobs/recording-storage.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -44,6 +45,11 @@ export interface AppContext {
   liveFeed?: LiveFeed;
   /** The calls this node holds now (hang-up, the feed's first snapshot); absent until SIP is up. */
   liveCalls?: LiveCalls;
+  /**
+   * Recordings and call tapes: served, archived to the bucket (SWITCHBOARD_S3_*), deleted; absent:
+   * the data dir's files only (reach it through `recordingsOf(ctx)`).
+   */
+  recordings?: RecordingStorage;
 }
 
 /** The calls running on this node, by uuid. */

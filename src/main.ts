@@ -30,6 +30,7 @@ import { WebCalls } from './webrtc/web-calls.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
 import { startTracing } from './telemetry/tracing.ts';
+import { createRecordingStorage } from './blobs/index.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -74,6 +75,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     secrets,
     catalog,
     trunks: new InMemoryTrunkRegistry(),
+    // Recordings and tapes: under the data dir, archived to the bucket when SWITCHBOARD_S3_BUCKET is set.
+    recordings: await createRecordingStorage(config, clock, logger),
   };
   // Custom tool headers and webhook signing secrets stored in clear by an older build are sealed
   // now (they read either way), and the plaintext is pushed out of the database and -wal files.
@@ -179,6 +182,11 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   heartbeat.start();
   // Calls a previous run left open or unfinished: closed and finished before new ones matter.
   await calls.start();
+  // Recordings a previous run could not archive (bucket down, crash) go up now; never fatal.
+  if (ctx.recordings?.archiving) {
+    logger.info({ bucket: ctx.recordings.remote!.label }, 'recordings and call tapes are archived to object storage');
+    await ctx.recordings.recover().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'could not list recordings left local'));
+  }
   // After a restart: campaigns left in progress carry on, without calling a lead twice.
   await campaigns.start().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'campaigns could not be resumed'));
 
@@ -215,6 +223,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'heartbeat', heartbeat.stop());
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
+        // Uploads in flight finish or are cut; what is owed stays local and the next start uploads it.
+        await upTo(closeEnd, 'recordings', ctx.recordings?.close() ?? Promise.resolve());
         await store.close();
         // Last: the spans of everything above are exported (bounded by the export timeout).
         if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());

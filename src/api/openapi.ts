@@ -25,6 +25,7 @@ function responses(r: Recorded): Record<string, ResponseObject> {
   if (r.produces) success.content = { [r.produces]: { schema: r.produces.startsWith('audio/') ? { type: 'string', format: 'binary' } : { type: 'string' } } };
   else if (r.response) success.content = { 'application/json': { schema: schemaOf(r.response, 'output')! } };
   const out: Record<string, ResponseObject> = { [String(r.status)]: success };
+  if (r.ranges) out['206'] = { description: 'Partial content: the one byte range the Range header asked for (Content-Range names it and the size)', ...(success.content ? { content: success.content } : {}) };
   for (const [status, e] of Object.entries(errorAnswers(r))) {
     out[status] = { description: e.description, content: { 'application/json': { schema: schemaOf(e.schema, 'output')! } } };
   }

@@ -48,6 +48,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, P extends z.
   response?: z.ZodType;
   /** Media type of a success answer that is not JSON (a WAV file, TwiML). */
   produces?: string;
+  /** The answer honours one `Range: bytes=` (206 with Content-Range; documented beside the success). */
+  ranges?: boolean;
   /**
    * Error statuses this route answers with beyond those every route of its kind gives
    * (openapi.ts: 401/429 by auth, 400/422 by input, 404 by path id, 500), each with when.
@@ -76,6 +78,7 @@ export interface Recorded {
   consumes?: string;
   response?: z.ZodType;
   produces?: string;
+  ranges?: boolean;
   errors: Readonly<Record<number, string>>;
 }
 
@@ -129,6 +132,7 @@ export class Api {
       consumes: def.consumes,
       response: def.response,
       produces: def.produces,
+      ...(def.ranges ? { ranges: true } : {}),
       errors: def.errors ?? {},
     });
     this.app.route({

@@ -5,6 +5,8 @@
  * first engine run whose assistant has it) and keeps going until the call ends, later runs
  * included, so the stereo WAV and the tape share one timeline whose zero is the answer. Both are written once, when the call is over:
  * `recordings/<uuid>.wav` and `recordings/<uuid>.tape.json` under SWITCHBOARD_DATA_DIR.
+ * With a bucket configured (SWITCHBOARD_S3_BUCKET) the call runner then has them archived there
+ * and removed locally (src/blobs, docs/OBJECT-STORAGE.md).
  *
  * Each run writes on its own clock (ms since the run began); `forRun` hands it a view shifted by
  * the run's start, so the second assistant's first frame lands where it was heard, not at 0.

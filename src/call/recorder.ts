@@ -3,8 +3,8 @@
  * bed) on the right, both placed by their time on the call clock rather than appended, so a gap
  * on one side (silence, an underrun, a dropped frame) can never shift the other side.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../util/write-file-atomic.ts';
+import { join } from 'node:path';
 import { SAMPLE_RATE } from '../audio/frame.ts';
 import { Resampler } from '../audio/resample.ts';
 import { interleaveStereo, writeWav } from '../audio/wav.ts';
@@ -110,8 +110,7 @@ export class StereoRecorder implements RecordingSink {
   }
 
   async save(path: string): Promise<void> {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, this.toWav());
+    await writeFileAtomic(path, this.toWav());
   }
 
   private offset(atMs: number): number {

@@ -12,8 +12,8 @@
  * 50 packets/s is about 11 MB), never as one object per packet. Past the limits the recorder
  * keeps no more packets and the tape says `truncated`.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../util/write-file-atomic.ts';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { findCodec } from '../media/codecs/codecs.ts';
 import type { Codec } from '../media/codecs/codec.ts';
@@ -353,8 +353,7 @@ export class TapeRecorder implements InboundTap {
   }
 
   async save(path: string): Promise<void> {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, JSON.stringify(this.toJSON()));
+    await writeFileAtomic(path, JSON.stringify(this.toJSON()));
   }
 
   private at(nowMs: number): number {

@@ -10,6 +10,7 @@ import { stopRunningCampaigns } from '../stop-campaigns.ts';
 import { documentedShape } from '../../assistants/field-docs.ts';
 import { providerWarnings } from '../../assistants/provider-warnings.ts';
 import { assistantStatus, assistantStatuses, type StatusDeps } from '../../assistants/status.ts';
+import { recordingsOf } from '../../blobs/index.ts';
 
 const tags = ['Assistants'];
 const disableWebhookBody = z.object({ assistant_id: z.int().positive().max(Number.MAX_SAFE_INTEGER) });
@@ -159,7 +160,7 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
     params: idParams,
     response: messageOnly,
     handler: async ({ params, accountId }) => {
-      let deleted: { stoppedCampaignIds: number[] } | undefined;
+      let deleted: { stoppedCampaignIds: number[]; callFiles: string[] } | undefined;
       try {
         deleted = await repo.delete(accountId, params.id);
       } catch (err) {
@@ -167,6 +168,8 @@ export function registerAssistantRoutes(api: Api, ctx: AppContext): void {
         throw new AppError('Failed to delete the assistant.', 500, 'DELETE_FAILED');
       }
       if (!deleted) throw notFound();
+      // The call history's recordings and tapes go too: local copies and archived objects (retried until done).
+      recordingsOf(ctx).remove(deleted.callFiles);
       await stopRunningCampaigns(ctx, deleted.stoppedCampaignIds, 'assistant deleted');
       return { message: 'Assistant deleted successfully.' };
     },

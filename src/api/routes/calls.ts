@@ -1,13 +1,15 @@
-import fs from 'node:fs';
-import path from 'node:path';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { idParams, type Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
 import type { Call } from '../../store/repos/calls.ts';
 import { iso } from '../../store/json.ts';
 import { toDollars } from '../../util/money.ts';
-import { NotFoundError } from '../../util/errors.ts';
+import { AppError, NotFoundError } from '../../util/errors.ts';
 import { tapePathOf } from '../../call/call-record.ts';
+import { recordingsOf, type RecordingRead } from '../../blobs/index.ts';
+import { describeS3Error } from '../../blobs/s3-errors.ts';
+import { contentRange } from '../../blobs/byte-range.ts';
 import { timestamp, variablesView } from '../response-schemas.ts';
 import type { OutboxRow } from '../../store/repos/outbox.ts';
 
@@ -78,12 +80,40 @@ export function presentCallWebhook(row: OutboxRow) {
   };
 }
 
-/** A file the call record names, relative to the data directory; never anything outside it. */
-function dataFile(dataDir: string, relative: string | null | undefined): string | undefined {
-  if (!relative) return undefined;
-  const root = path.resolve(dataDir);
-  const file = path.resolve(root, relative);
-  return file.startsWith(root + path.sep) && fs.existsSync(file) ? file : undefined;
+/**
+ * A file the call record names (its key: relative to the data directory, and in the bucket),
+ * streamed through the engine whether it is still local or archived to the bucket, so the API
+ * key keeps guarding it; one `Range` is honoured (206, or 416 past the end).
+ */
+async function sendStored(
+  ctx: AppContext,
+  reply: FastifyReply,
+  key: string | null | undefined,
+  range: string | undefined,
+  what: string,
+  contentType: string,
+): Promise<FastifyReply> {
+  let found: RecordingRead;
+  try {
+    found = key ? await recordingsOf(ctx).read(key, range) : { kind: 'missing' };
+  } catch (err) {
+    // The bucket is unreachable or refuses: say so (retryable) rather than a bare 500.
+    ctx.logger.warn({ key, ...describeS3Error(err) }, 'stored recording could not be read');
+    throw new AppError('The recording storage is unavailable right now; try again later.', 503, 'STORAGE_UNAVAILABLE', true);
+  }
+  if (found.kind === 'missing') throw new NotFoundError(what);
+  reply.header('Accept-Ranges', 'bytes');
+  if (found.kind === 'unsatisfiable') {
+    reply.header('Content-Range', `bytes */${found.size}`);
+    throw new AppError('The requested range is not satisfiable.', 416, 'RANGE_NOT_SATISFIABLE');
+  }
+  reply.header('Content-Type', contentType);
+  if (found.range) {
+    reply.code(206).header('Content-Range', contentRange(found.range, found.size)).header('Content-Length', found.range.end - found.range.start + 1);
+  } else {
+    reply.header('Content-Length', found.size);
+  }
+  return reply.send(found.body);
 }
 
 /** What presentCall builds. */
@@ -189,12 +219,15 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     produces: 'audio/wav',
-    async handler({ params, accountId, reply }) {
+    ranges: true,
+    errors: {
+      416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206',
+      503: 'The file is archived to object storage, which cannot be reached right now',
+    },
+    async handler({ params, accountId, reply, request }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
-      // Stored paths are relative to the data directory; never serve anything outside it.
-      const file = dataFile(ctx.config.dataDir, call?.recordingPath);
-      if (!file) throw new NotFoundError('Recording');
-      return reply.header('Content-Type', 'audio/wav').send(fs.createReadStream(file));
+      // Stored paths are keys relative to the data directory; nothing outside it is ever served.
+      return sendStored(ctx, reply, call?.recordingPath, request.headers.range, 'Recording', 'audio/wav');
     },
   });
   api.route({
@@ -204,11 +237,14 @@ export function registerCallRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     response: z.record(z.string(), z.unknown()).meta({ description: 'The call tape (docs/CALL-TAPE.md)' }),
-    async handler({ params, accountId, reply }) {
+    ranges: true,
+    errors: {
+      416: 'The Range header asks for bytes past the end of the file (Content-Range names its size); one `bytes=` range is honoured with 206',
+      503: 'The file is archived to object storage, which cannot be reached right now',
+    },
+    async handler({ params, accountId, reply, request }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
-      const file = dataFile(ctx.config.dataDir, call ? tapePathOf(call) : undefined);
-      if (!file) throw new NotFoundError('Call tape');
-      return reply.header('Content-Type', 'application/json').send(fs.createReadStream(file));
+      return sendStored(ctx, reply, call ? tapePathOf(call) : undefined, request.headers.range, 'Call tape', 'application/json');
     },
   });
   api.route({

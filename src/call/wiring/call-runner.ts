@@ -33,6 +33,8 @@ import type { CallSession, EndCause } from '../call-session.ts';
 import { Conductor, type ConductorDeps, type EngineRunner } from '../control/conductor.ts';
 import { resolveSpeech, startEngine, type CallMedia, type EngineContext } from '../engine.ts';
 import type { PostCallDeps } from '../post-call/index.ts';
+import type { RecordingStorage } from '../../blobs/recording-storage.ts';
+import { tapePathOf } from '../call-record.ts';
 import { storableRecordingPath } from '../post-call/webhook.ts';
 import type { RecordingSink } from '../recorder.ts';
 import type { TranscriptEntry } from '../transcript.ts';
@@ -105,6 +107,8 @@ export interface CallRunnerDeps {
   conductor?: Pick<ConductorDeps, 'summarize' | 'calendar' | 'options'>;
   /** Longest the offline apology may take to synthesize and play. */
   apologyTimeoutMs?: number;
+  /** Where a finished call's recording and tape go once written (the bucket, when configured). */
+  recordings?: Pick<RecordingStorage, 'archive' | 'remove'>;
 }
 
 export const UNAVAILABLE_APOLOGY = "I'm sorry, this assistant is not available right now. Please try again later. Goodbye.";
@@ -291,7 +295,12 @@ export class CallRunner {
   ): Promise<void> {
     const { calls, postCall } = this.deps;
     const call = await calls.getById(session.recordId);
-    if (!call) return;
+    if (!call) {
+      // Deleted while it ran (its assistant was): what it recorded goes with it.
+      const written = [saved?.recording, saved?.tape].map((f) => storableRecordingPath(postCall.dataDir, f));
+      this.deps.recordings?.remove(written);
+      return;
+    }
     // The record's transcript keeps the latency parts; finishCall would store a shorter view.
     const patch: CallPatch = {};
     if (outcome) patch.transcript = recordTranscript(outcome.transcript);
@@ -302,6 +311,8 @@ export class CallRunner {
     const tape = storableRecordingPath(postCall.dataDir, saved?.tape);
     patch.details = { ...(call.details ?? {}), ended_by: outcome?.endedBy ?? null, ...(tape ? { tape } : {}) };
     const updated = (await calls.update(call.id, patch)) ?? call;
+    // The record names them now: they may leave the data dir for the bucket (served from either meanwhile).
+    this.deps.recordings?.archive([updated.recordingPath, tapePathOf(updated)]);
     const report = await finishAndMark(postCall, updated, assistant, outcome ? { turns: outcome.transcript } : null, wavPath);
     if (Object.keys(report.errors).length > 0) log.warn({ errors: report.errors }, 'post-call work incomplete; the sweeper retries');
   }

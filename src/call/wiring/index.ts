@@ -22,6 +22,7 @@ import { PostCallSweeper } from './sweeper.ts';
 import { agentDeps } from '../../chat/agent-deps.ts';
 import { realtimeRunner } from './realtime.ts';
 import { outboundOf } from '../../net/outbound/index.ts';
+import { recordingsOf } from '../../blobs/index.ts';
 
 export type { CallControlSip, EngineOutcome, RealtimeRunner } from './call-runner.ts';
 
@@ -71,6 +72,7 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
     logger: ctx.logger.child({ part: 'calls' }),
     realtime: input.realtime ? input.realtime(parts.ctx) : realtimeRunner(parts.ctx, ctx, agentDeps(ctx, input.llm)),
     // The calendar tool's key is sealed at rest; its custom endpoint is a customer URL.
+    recordings: recordingsOf(ctx),
     conductor: { calendar: { openSecret: (sealed) => ctx.secrets.open(sealed), fetch: outboundOf(ctx).fetch } },
   });
   const sweeper = new PostCallSweeper({

@@ -119,18 +119,24 @@ export class AssistantsRepo {
    * Deletes the assistant and its call history, in one transaction with what that changes
    * elsewhere: other assistants' transfer tools to it are removed, WhatsApp senders it answered
    * for are left without an assistant, campaigns in progress calling through it are stopped.
-   * Undefined when it is not the account's; else the campaigns it stopped.
+   * Undefined when it is not the account's; else the campaigns it stopped and the stored files
+   * (recordings, tapes: keys under the data dir and in the bucket) of the calls deleted with it.
    */
-  async delete(accountId: number, id: number): Promise<{ stoppedCampaignIds: number[] } | undefined> {
+  async delete(accountId: number, id: number): Promise<{ stoppedCampaignIds: number[]; callFiles: string[] } | undefined> {
     return this.store.db.transaction().execute(async (trx) => {
       const res = await trx.deleteFrom('assistants').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
       if (Number(res.numDeletedRows) === 0) return undefined;
       const now = this.clock.now();
+      const calls = await trx.selectFrom('calls').select(['recording_path', 'details']).where('assistant_id', '=', id).where('account_id', '=', accountId).execute();
+      const callFiles = calls.flatMap((c) => {
+        const tape = fromJson<Record<string, unknown> | null>(c.details, null)?.tape;
+        return [c.recording_path, typeof tape === 'string' ? tape : null].filter((f): f is string => typeof f === 'string' && f.length > 0);
+      });
       await trx.deleteFrom('calls').where('assistant_id', '=', id).where('account_id', '=', accountId).execute();
       await unbindAssistants(trx, accountId, { assistants: new Set([id]) }, now);
       await trx.updateTable('whatsapp_senders').set({ assistant_id: null, updated_at: now }).where('account_id', '=', accountId).where('assistant_id', '=', id).execute();
       const stoppedCampaignIds = await stopCampaignsUsing(trx, accountId, { assistantIds: [id] }, now);
-      return { stoppedCampaignIds };
+      return { stoppedCampaignIds, callFiles };
     });
   }
 

@@ -165,6 +165,57 @@ describe('GET /user/calls', () => {
     }
   });
 
+  it('serves one byte range of a recording (206), refuses a range past its end (416), and ignores a malformed one', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-rec-range-'));
+    const app = await testApp({ SWITCHBOARD_DATA_DIR: dir });
+    try {
+      const acct = await app.account();
+      fs.mkdirSync(path.join(dir, 'recordings'));
+      fs.writeFileSync(path.join(dir, 'recordings', 'r.wav'), 'RIFF0123456789');
+      const call = await app.ctx.repos.calls.create({ accountId: acct.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', recordingPath: 'recordings/r.wav' });
+      const get = (range: string) => app.app.inject({ method: 'GET', url: `/api/user/calls/${call.id}/recording`, headers: { authorization: `Bearer ${acct.key}`, range } });
+      const part = await get('bytes=4-7');
+      expect(part.statusCode).toBe(206);
+      expect(part.headers['content-range']).toBe('bytes 4-7/14');
+      expect(part.headers['content-length']).toBe('4');
+      expect(part.body).toBe('0123');
+      const suffix = await get('bytes=-3');
+      expect([suffix.statusCode, suffix.body]).toEqual([206, '789']);
+      const past = await get('bytes=14-');
+      expect(past.statusCode).toBe(416);
+      expect(past.headers['content-range']).toBe('bytes */14');
+      expect(JSON.parse(past.body)).toHaveProperty('message');
+      const malformed = await get('bytes=9-2');
+      expect([malformed.statusCode, malformed.body, malformed.headers['accept-ranges']]).toEqual([200, 'RIFF0123456789', 'bytes']);
+    } finally {
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('deleting an assistant deletes its calls’ recordings and tapes from the data directory', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-rec-delete-'));
+    const app = await testApp({ SWITCHBOARD_DATA_DIR: dir });
+    try {
+      const acct = await app.account();
+      const assistant = await app.ctx.repos.assistants.create(acct.id, { name: 'a', type: 'inbound', mode: 'pipeline' } as never);
+      const other = await app.ctx.repos.assistants.create(acct.id, { name: 'b', type: 'inbound', mode: 'pipeline' } as never);
+      fs.mkdirSync(path.join(dir, 'recordings'));
+      for (const f of ['a.wav', 'a.tape.json', 'keep.wav']) fs.writeFileSync(path.join(dir, 'recordings', f), 'x');
+      const base = { accountId: acct.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2' } as const;
+      await app.ctx.repos.calls.create({ ...base, assistantId: assistant.id, recordingPath: 'recordings/a.wav', details: { tape: 'recordings/a.tape.json' } });
+      await app.ctx.repos.calls.create({ ...base, assistantId: other.id, recordingPath: 'recordings/keep.wav' });
+      expect((await app.call(acct.key, 'DELETE', `/user/assistant/${assistant.id}`)).status).toBe(200);
+      await app.ctx.recordings?.whenIdle();
+      const deadline = Date.now() + 5000;
+      while (fs.readdirSync(path.join(dir, 'recordings')).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(fs.readdirSync(path.join(dir, 'recordings'))).toEqual(['keep.wav']);
+    } finally {
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('serves the call tape named in details.tape, from inside the data directory only', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-tape-'));
     const app = await testApp({ SWITCHBOARD_DATA_DIR: dir });

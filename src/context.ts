@@ -34,6 +34,11 @@ export interface AppContext {
    * `outboundOf(ctx)`). Tests set one to play DNS.
    */
   outbound?: Outbound;
+  /**
+   * The lease under which this node runs the sweeps for the whole cluster (docs/WORK-ONCE.md);
+   * absent: this node sweeps (a single node, tests).
+   */
+  sweepLease?: { readonly held: boolean };
   /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
   providerMetrics?: ProviderMetrics;
 }

@@ -28,6 +28,7 @@ import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
 import { startTracing } from './telemetry/tracing.ts';
+import { nodeLeases } from './cluster/node-leases.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -66,7 +67,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const ctx: AppContext = {
     config,
     store,
-    repos: createRepos(store, clock, secrets),
+    repos: createRepos(store, clock, secrets, { nodeId: config.cluster.nodeId }),
     clock,
     logger,
     secrets,
@@ -79,6 +80,19 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
+  // Work done once across the nodes sharing the store (docs/WORK-ONCE.md): the sweeps and the
+  // trunk registrations run on the node holding their lease, and move when it stops or dies.
+  let sipUp: SipServer | undefined;
+  const leases = nodeLeases({
+    leases: ctx.repos.leases,
+    nodeId: config.cluster.nodeId,
+    ttlMs: config.cluster.leaseTtlMs,
+    clock,
+    logger: logger.child({ part: 'leases' }),
+    onRegistrarChange: () => sipUp?.registrations.sync(),
+  });
+  await leases.start();
+  ctx.sweepLease = leases.sweeper;
   // One /metrics registry for the API, the call engine's per-turn latency histograms and the SIP edge's counters.
   const metrics = createMetrics();
   // Before the chat services and call wiring build their providers: they are measured from the start.
@@ -108,6 +122,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       metricsRegistry: metrics.registry,
     });
   } catch (err) {
+    await leases.stop();
     await store.close();
     await tracing?.shutdown();
     throw err;
@@ -123,13 +138,16 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       rtpIo,
       metricsRegistry: metrics.registry,
       ...SipServer.optionsFrom(config),
+      registration: { leader: leases.registrar },
     });
   } catch (err) {
+    await leases.stop();
     await calls.close();
     await store.close();
     await tracing?.shutdown();
     throw err;
   }
+  sipUp = sip;
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
   registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
   registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes }, () => ctx.clock.now());
@@ -137,7 +155,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
-  const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
+  const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger, cluster: config.cluster });
   ctx.campaignRunner = campaigns.dialer;
   const { app } = await buildApp(ctx, { metrics });
   try {
@@ -145,6 +163,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   } catch (err) {
     // A busy HTTP port must not leave SIP sockets (and the process) running.
     await sip.close(0);
+    await leases.stop();
     await rtpIo.close();
     await app.close();
     await calls.close();
@@ -194,6 +213,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'heartbeat', heartbeat.stop());
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
+        // Given up last: the other nodes take the sweeps and registrations over at once.
+        await upTo(closeEnd, 'leases', leases.stop());
         await store.close();
         // Last: the spans of everything above are exported (bounded by the export timeout).
         if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());

@@ -10,9 +10,10 @@ import { sql as m004 } from './migrations/004-trunk-transport.ts';
 import { sql as m005 } from './migrations/005-trunk-media-nat.ts';
 import { sql as m006 } from './migrations/006-trunk-srtp.ts';
 import { sql as m007 } from './migrations/007-webhook-secret-rotation.ts';
+import { sql as m009 } from './migrations/009-leases.ts';
 
 /** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007];
+const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m009];
 
 export interface Store {
   db: Kysely<Database>;

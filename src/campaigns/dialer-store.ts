@@ -75,15 +75,31 @@ export function sqliteDialerStore(
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
-    async claim(leadId, attemptId) {
+    async claim(leadId, attemptId, cap) {
       const now = clock.now();
-      const res = await db
+      let q = db
         .updateTable('leads')
         .set({ status: 'calling', attempts: sql`attempts + 1`, last_outcome: `calling:${attemptId}`, updated_at: now, lease_holder: holder, lease_expires_at: now + leaseTtlMs })
         .where('id', '=', leadId)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
+        .where('status', '=', 'pending');
+      if (cap) {
+        q = q.where(
+          (eb) => eb.selectFrom('leads as busy').select((b) => b.fn.countAll<number>().as('n')).where('busy.campaign_id', '=', cap.campaignId).where('busy.status', '=', 'calling'),
+          '<',
+          cap.max,
+        );
+      }
+      const res = await q.executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
+    },
+    async callingCount(campaignId) {
+      const row = await db
+        .selectFrom('leads')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('campaign_id', '=', campaignId)
+        .where('status', '=', 'calling')
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
     },
     async finish(leadId, attemptId, patch: LeadPatch) {
       const res = await db

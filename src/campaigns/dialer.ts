@@ -28,7 +28,10 @@
  *   or it is this node's own and no call of this process carries it; the run wakes when the
  *   earliest lease of another node would lapse, so a survivor carries the campaign on. Just
  *   before a call is placed the lease is renewed once more: a node that stalled past its lease
- *   between the claim and the call does not place it.
+ *   between the claim and the call does not place it. `max_concurrent_calls` counts the calling
+ *   leads of every node (checked inside the claim's UPDATE; on PostgreSQL two claims at the same
+ *   instant may pass it by one). A node at the cap with no call of its own wakes on the wiring's
+ *   campaign watch.
  */
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
 import type { Campaign } from '../store/repos/campaigns.ts';
@@ -71,7 +74,13 @@ export interface DialerStore {
   nextRetryAt(campaignId: number, nowMs: number): Promise<number | null>;
   /** Pending plus calling leads. */
   openCount(campaignId: number): Promise<number>;
-  claim(leadId: number, attemptId: string): Promise<boolean>;
+  /**
+   * pending → calling for this attempt, only while fewer than `cap` of the campaign's leads are
+   * calling (on any node) when a cap is given; false when the lead was taken or the cap reached.
+   */
+  claim(leadId: number, attemptId: string, cap?: { campaignId: number; max: number }): Promise<boolean>;
+  /** Leads of the campaign being called now, by any node. */
+  callingCount(campaignId: number): Promise<number>;
   /** Writes the attempt's result if the lead still carries this attempt; false otherwise. */
   finish(leadId: number, attemptId: string, patch: LeadPatch): Promise<boolean>;
   /** Pushes the leases of these calling leads on; returns the ids still held by this node. */
@@ -274,10 +283,12 @@ export class CampaignDialer implements CampaignRunner {
         this.schedule(run, this.o.pollMs);
         return;
       }
+      // max_concurrent_calls holds for the campaign, whichever nodes carry its calls.
+      if ((await this.store.callingCount(run.id)) >= cap) break;
       const [lead] = await this.store.dueLeads(run.id, now, 1);
       if (!lead) break;
       const attemptId = this.o.newAttemptId();
-      if (!(await this.store.claim(lead.id, attemptId))) continue;
+      if (!(await this.store.claim(lead.id, attemptId, { campaignId: run.id, max: cap }))) continue;
       if (run.stopped) {
         // Stopped between the claim and the call: the lead was never dialled.
         await this.store.finish(lead.id, attemptId, { status: 'pending', lastOutcome: null, nextAttemptAt: lead.nextAttemptAt, attemptsDelta: -1 });

@@ -85,6 +85,7 @@ describe('a campaign over two nodes', () => {
     await Promise.all([a.start(c.id), b.start(c.id)]);
     await settle();
     for (let i = 0; i < 40 && net.open.size > 0; i++) {
+      expect(net.open.size).toBeLessThanOrEqual(2); // max_concurrent_calls across both nodes
       [...net.open][0]!.end('completed');
       await settle();
       // Each node also looks again now and then (the wiring's campaign watch).
@@ -116,18 +117,20 @@ describe('a campaign over two nodes', () => {
     const b = new CampaignDialer(nodeStore('node-b'), net.placer('node-b'), clock, { pollMs: 600_000 });
     await b.start(c.id);
     await settle();
-    // node-b dials the others, not node-a's leads (their leases are live).
-    expect(net.placed.filter((p) => p.node === 'node-b')).toHaveLength(2);
-    for (let i = 0; i < 20 && net.placed.filter((p) => p.node === 'node-b' && net.open.has(p)).length > 0; i++) {
-      net.placed.filter((p) => p.node === 'node-b' && net.open.has(p))[0]!.end('completed');
-      await settle();
-    }
+    // node-a's two calls still count against max_concurrent_calls (2) while their leases live:
+    // node-b neither redials them nor goes past the campaign's cap.
+    expect(net.placed.filter((p) => p.node === 'node-b')).toHaveLength(0);
+    clock.advance(TTL / 2);
+    await b.start(c.id); // the wiring's watch
+    await settle();
+    expect(net.placed.filter((p) => p.node === 'node-b')).toHaveLength(0);
     const held = await repos.leads.list(accountId, c.id, { status: 'calling', limit: 100, offset: 0 });
     expect(held.map((l) => l.id).sort()).toEqual([...aLeads].sort());
     // The leases lapse: node-b wakes by itself (no watch here) and settles them from their records.
-    clock.advance(TTL + 1);
+    clock.advance(TTL / 2 + 1);
     await settle();
     for (let i = 0; i < 20 && net.placed.filter((p) => p.node === 'node-b' && net.open.has(p)).length > 0; i++) {
+      expect(net.placed.filter((p) => p.node === 'node-b' && net.open.has(p)).length).toBeLessThanOrEqual(2);
       net.placed.filter((p) => p.node === 'node-b' && net.open.has(p))[0]!.end('completed');
       await settle();
     }

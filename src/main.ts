@@ -155,7 +155,18 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   calls.attachSip(sip);
   ctx.dialer = sip.dialer;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
-  const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger, cluster: config.cluster });
+  const campaigns = wireCampaigns({
+    store,
+    repos: ctx.repos,
+    trunks: ctx.trunks,
+    placer: sip.dialer,
+    registry: sip.registry,
+    clock,
+    logger,
+    cluster: config.cluster,
+    // A campaign another node started, or a lead whose node died, is noticed within a third of a lease.
+    watchMs: Math.min(5_000, Math.max(200, Math.floor(config.cluster.leaseTtlMs / 3))),
+  });
   ctx.campaignRunner = campaigns.dialer;
   const { app } = await buildApp(ctx, { metrics });
   try {

@@ -22,6 +22,7 @@ import type { Campaign } from '../store/repos/campaigns.ts';
 import { toLead, type Lead } from '../store/repos/leads.ts';
 import type { Clock } from '../util/clock.ts';
 import type { CallOutcome, DialerStore, InterruptedAttempt, LeadPatch } from './dialer.ts';
+import { NODE_LEASE_PREFIX } from '../cluster/node-leases.ts';
 
 /** Lease defaults when the caller names none: a single node (the old behaviour) under one name. */
 const DEFAULT_HOLDER = 'local';
@@ -91,6 +92,15 @@ export function sqliteDialerStore(
       }
       const res = await q.executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
+    },
+    async liveNodes(nowMs) {
+      const row = await db
+        .selectFrom('leases')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('name', 'like', `${NODE_LEASE_PREFIX}%`)
+        .where('expires_at', '>', nowMs)
+        .executeTakeFirstOrThrow();
+      return Math.max(1, Number(row.n));
     },
     async callingCount(campaignId) {
       const row = await db

@@ -30,7 +30,8 @@
  *   before a call is placed the lease is renewed once more: a node that stalled past its lease
  *   between the claim and the call does not place it. `max_concurrent_calls` counts the calling
  *   leads of every node (checked inside the claim's UPDATE; on PostgreSQL two claims at the same
- *   instant may pass it by one). A node at the cap with no call of its own wakes on the wiring's
+ *   instant may pass it by one). Each node carries at most its share of the cap (the cap over
+ *   the nodes alive, rounded up). A node at the cap with no call of its own wakes on the wiring's
  *   campaign watch.
  */
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
@@ -81,6 +82,8 @@ export interface DialerStore {
   claim(leadId: number, attemptId: string, cap?: { campaignId: number; max: number }): Promise<boolean>;
   /** Leads of the campaign being called now, by any node. */
   callingCount(campaignId: number): Promise<number>;
+  /** Engine nodes alive now (their presence leases, docs/WORK-ONCE.md); at least 1. */
+  liveNodes(nowMs: number): Promise<number>;
   /** Writes the attempt's result if the lead still carries this attempt; false otherwise. */
   finish(leadId: number, attemptId: string, patch: LeadPatch): Promise<boolean>;
   /** Pushes the leases of these calling leads on; returns the ids still held by this node. */
@@ -277,7 +280,10 @@ export class CampaignDialer implements CampaignRunner {
     const nextLapse = await this.resolveInterrupted(run);
     if (run.stopped) return;
     const cap = Math.max(1, campaign.maxConcurrentCalls);
-    while (!run.stopped && run.active.size < cap) {
+    // This node's share of the cap: the nodes alive split it, so a node that fills its slots
+    // first does not starve the others; a dead node's share returns when its presence lapses.
+    const share = Math.ceil(cap / Math.max(1, await this.store.liveNodes(now)));
+    while (!run.stopped && run.active.size < share) {
       if (!this.store.covers(campaign.accountId, this.o.minBalanceMicros)) {
         run.paused = 'balance';
         this.schedule(run, this.o.pollMs);

@@ -20,6 +20,8 @@ export const FAST_TIMERS = { t1Ms: 50, t2Ms: 400, t4Ms: 100 };
 
 export interface TestPhoneOptions {
   host?: string;
+  /** UDP port to listen on (default: ephemeral); 5060 for a carrier a trunk names by host alone. */
+  port?: number;
   userName?: string;
   /** User-Agent header (a scanner's name, to test the drop). */
   userAgent?: string;
@@ -131,7 +133,7 @@ export class TestPhone {
     const host = opts.host ?? '127.0.0.1';
     const ua = await UserAgent.create({
       host,
-      port: 0,
+      port: opts.port ?? 0,
       transports: ['udp'],
       userName: opts.userName ?? 'phone',
       timers: FAST_TIMERS,

@@ -103,6 +103,24 @@ describe('a campaign over two nodes', () => {
     await b.close();
   });
 
+  it('nodes alive split the cap, so the first to look does not take every slot', async () => {
+    const c = await campaign(10, 4);
+    const net = network();
+    // Both nodes announce themselves (the presence leases src/cluster/node-leases.ts keeps).
+    await repos.leases.take('node:node-a', 'node-a', clock.now(), TTL);
+    await repos.leases.take('node:node-b', 'node-b', clock.now(), TTL);
+    const a = new CampaignDialer(nodeStore('node-a'), net.placer('node-a'), clock, { pollMs: 600_000 });
+    const b = new CampaignDialer(nodeStore('node-b'), net.placer('node-b'), clock, { pollMs: 600_000 });
+    await a.start(c.id);
+    await settle();
+    expect(net.placed.filter((p) => p.node === 'node-a')).toHaveLength(2);
+    await b.start(c.id);
+    await settle();
+    expect(net.placed.filter((p) => p.node === 'node-b')).toHaveLength(2);
+    await a.close();
+    await b.close();
+  });
+
   it("a dead node's leads wait for its leases to lapse, are settled by the survivor (never redialed), and the campaign finishes", async () => {
     const c = await campaign(8, 2);
     const net = network();

@@ -83,8 +83,9 @@ describe('webhook outbox over two nodes on one database', () => {
     for (const d of sink.received) if (!processed.has(String(d.headers['webhook-id']))) processed.set(String(d.headers['webhook-id']), d.body);
     expect(processed.size).toBe(N);
     expect(new Set(processed.values()).size).toBe(N);
-    // The only repeats are the ten node-a sent before it died, and retries after a failed attempt.
+    // Nothing beyond the attempts counted: the events, the ten node-a sent before it died, and
+    // retries after an attempt that failed (a request cut on a loaded machine may not even arrive).
     const failedAttempts = rows.reduce((n, r) => n + r.attempts, 0) - N - 20;
-    expect(sink.received.length).toBe(N + 10 + failedAttempts);
+    expect(sink.received.length).toBeLessThanOrEqual(N + 10 + failedAttempts);
   });
 });

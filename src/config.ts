@@ -156,6 +156,7 @@ const schema = z
     SWITCHBOARD_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
     SWITCHBOARD_CALL_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
     SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
+    SWITCHBOARD_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
     SIP_TCP_MAX_CONNECTIONS: count.optional(),
     SIP_TCP_MAX_PER_SOURCE: count.default(SIP_TCP_DEFAULTS.maxPerSource),
     SIP_TCP_ACCEPT_RATE: z.coerce.number().positive().max(100_000).default(SIP_TCP_DEFAULTS.acceptRatePerSecond),
@@ -278,6 +279,12 @@ export interface Config {
   callHeartbeatMs: number;
   /** After a webhook secret rotation, how long the replaced secret still signs beside the new one (src/webhooks/secret-rotation.ts). */
   webhookSecretOverlapMs: number;
+  /**
+   * Work done once across the nodes sharing the database (docs/WORK-ONCE.md): this node's name as
+   * a lease holder (SWITCHBOARD_NODE_ID, default the host name), and how long a lease lasts
+   * unrenewed, i.e. how soon a dead node's work is taken over (SWITCHBOARD_LEASE_SECONDS).
+   */
+  cluster: { nodeId: string; leaseTtlMs: number };
   /** OpenTelemetry traces over OTLP/HTTP; `enabled` false (the default) loads nothing (src/telemetry). */
   tracing?: TracingConfig;
   /**
@@ -382,6 +389,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     drainGraceMs: e.SWITCHBOARD_DRAIN_SECONDS * 1000,
     callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,
+    cluster: { nodeId: e.SWITCHBOARD_NODE_ID ?? defaultNodeId(), leaseTtlMs: Math.round(e.SWITCHBOARD_LEASE_SECONDS * 1000) },
     webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
     tracing: tracingConfig(e),

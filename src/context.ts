@@ -39,6 +39,11 @@ export interface AppContext {
   outbound?: Outbound;
   /** Whether this node drains (SIGTERM): /readyz answers 503 then; absent: always ready. */
   readiness?: () => { draining: boolean };
+  /**
+   * The lease under which this node runs the sweeps for the whole cluster (docs/WORK-ONCE.md);
+   * absent: this node sweeps (a single node, tests).
+   */
+  sweepLease?: { readonly held: boolean };
   /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
   providerMetrics?: ProviderMetrics;
   /** Live calls' events for watchers (GET /user/calls/events); reach it through `liveFeedOf(ctx)`. */

@@ -31,6 +31,7 @@ import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
 import { startTracing } from './telemetry/tracing.ts';
 import { createRecordingStorage } from './blobs/index.ts';
+import { nodeLeases } from './cluster/node-leases.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -69,7 +70,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const ctx: AppContext = {
     config,
     store,
-    repos: createRepos(store, clock, secrets),
+    repos: createRepos(store, clock, secrets, { nodeId: config.cluster.nodeId }),
     clock,
     logger,
     secrets,
@@ -84,6 +85,19 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
+  // Work done once across the nodes sharing the store (docs/WORK-ONCE.md): the sweeps and the
+  // trunk registrations run on the node holding their lease, and move when it stops or dies.
+  let sipUp: SipServer | undefined;
+  const leases = nodeLeases({
+    leases: ctx.repos.leases,
+    nodeId: config.cluster.nodeId,
+    ttlMs: config.cluster.leaseTtlMs,
+    clock,
+    logger: logger.child({ part: 'leases' }),
+    onRegistrarChange: () => sipUp?.registrations.sync(),
+  });
+  await leases.start();
+  ctx.sweepLease = leases.sweeper;
   // One /metrics registry for the API, the call engine's per-turn latency histograms and the SIP edge's counters.
   const metrics = createMetrics();
   // Before the chat services and call wiring build their providers: they are measured from the start.
@@ -113,6 +127,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       metricsRegistry: metrics.registry,
     });
   } catch (err) {
+    await leases.stop();
     await store.close();
     await tracing?.shutdown();
     throw err;
@@ -129,13 +144,16 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       metricsRegistry: metrics.registry,
       liveFeed: liveFeedOf(ctx),
       ...SipServer.optionsFrom(config),
+      registration: { leader: leases.registrar },
     });
   } catch (err) {
+    await leases.stop();
     await calls.close();
     await store.close();
     await tracing?.shutdown();
     throw err;
   }
+  sipUp = sip;
   registerSipTcpMetrics(metrics.registry, () => sip.tcpStats);
   registerRtpFilterMetric(metrics.registry, () => sip.registry.rtpPacketsFiltered);
   registerWebhookMetrics(metrics.registry, { pending: () => ctx.repos.outbox.pendingCount(), outcomes: () => chat.delivery.outcomes }, () => ctx.clock.now());
@@ -146,7 +164,18 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   ctx.dialer = sip.dialer;
   ctx.liveCalls = sip.registry;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
-  const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
+  const campaigns = wireCampaigns({
+    store,
+    repos: ctx.repos,
+    trunks: ctx.trunks,
+    placer: sip.dialer,
+    registry: sip.registry,
+    clock,
+    logger,
+    cluster: config.cluster,
+    // A campaign another node started, or a lead whose node died, is noticed within a third of a lease.
+    watchMs: Math.min(5_000, Math.max(200, Math.floor(config.cluster.leaseTtlMs / 3))),
+  });
   ctx.campaignRunner = campaigns.dialer;
   const { app, console: webConsole } = await buildApp(ctx, { metrics });
   // Browser calls: the signalling socket on the API's HTTP server, calls on the SIP server's CallEnv.
@@ -163,6 +192,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   } catch (err) {
     // A busy HTTP port must not leave SIP sockets (and the process) running.
     await sip.close(0);
+    await leases.stop();
     await rtpIo.close();
     await app.close();
     await calls.close();
@@ -225,6 +255,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'chat', chat.stop());
         // Uploads in flight finish or are cut; what is owed stays local and the next start uploads it.
         await upTo(closeEnd, 'recordings', ctx.recordings?.close() ?? Promise.resolve());
+        // Given up last: the other nodes take the sweeps and registrations over at once.
+        await upTo(closeEnd, 'leases', leases.stop());
         await store.close();
         // Last: the spans of everything above are exported (bounded by the export timeout).
         if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());

@@ -21,12 +21,25 @@
  * - stop: no new call starts, every ongoing call's AbortSignal fires, stop() resolves once the
  *   calls have settled.
  * - When no lead is pending or calling and no call is ongoing, the campaign becomes completed.
+ * - Several nodes (docs/WORK-ONCE.md): every node may run the same campaign. A claim is also a
+ *   lease (the store's `holder`, `leaseTtlMs`), renewed every third of its life while the call
+ *   lasts; a call whose lease could not be renewed (another node settled the lead) is hung up.
+ *   A `calling` lead is settled as after a restart only when its lease has lapsed (its node died)
+ *   or it is this node's own and no call of this process carries it; the run wakes when the
+ *   earliest lease of another node would lapse, so a survivor carries the campaign on. Just
+ *   before a call is placed the lease is renewed once more: a node that stalled past its lease
+ *   between the claim and the call does not place it. `max_concurrent_calls` counts the calling
+ *   leads of every node (checked inside the claim's UPDATE; on PostgreSQL two claims at the same
+ *   instant may pass it by one). Each node carries at most its share of the cap (the cap over
+ *   the nodes alive, rounded up). A node at the cap with no call of its own wakes on the wiring's
+ *   campaign watch.
  */
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../billing/prices.ts';
 import type { Campaign } from '../store/repos/campaigns.ts';
 import type { Lead, LeadStatus } from '../store/repos/leads.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import { AppError } from '../util/errors.ts';
+import { lapsed, renewEveryMs } from '../cluster/lease-core.ts';
 import { withinCallingHours } from './calling-hours.ts';
 import type { CampaignRunner } from './state.ts';
 
@@ -50,6 +63,9 @@ export interface LeadPatch {
 
 /** The dialer's view of the store (dialer-store.ts implements it over SQLite). */
 export interface DialerStore {
+  /** This node's name as a lead's lease holder, and how long a claim lasts unrenewed. */
+  readonly holder: string;
+  readonly leaseTtlMs: number;
   campaign(id: number): Promise<Campaign | undefined>;
   /** in-progress → completed; false if the status changed meanwhile. */
   complete(id: number): Promise<boolean>;
@@ -59,9 +75,19 @@ export interface DialerStore {
   nextRetryAt(campaignId: number, nowMs: number): Promise<number | null>;
   /** Pending plus calling leads. */
   openCount(campaignId: number): Promise<number>;
-  claim(leadId: number, attemptId: string): Promise<boolean>;
+  /**
+   * pending → calling for this attempt, only while fewer than `cap` of the campaign's leads are
+   * calling (on any node) when a cap is given; false when the lead was taken or the cap reached.
+   */
+  claim(leadId: number, attemptId: string, cap?: { campaignId: number; max: number }): Promise<boolean>;
+  /** Leads of the campaign being called now, by any node. */
+  callingCount(campaignId: number): Promise<number>;
+  /** Engine nodes alive now (their presence leases, docs/WORK-ONCE.md); at least 1. */
+  liveNodes(nowMs: number): Promise<number>;
   /** Writes the attempt's result if the lead still carries this attempt; false otherwise. */
   finish(leadId: number, attemptId: string, patch: LeadPatch): Promise<boolean>;
+  /** Pushes the leases of these calling leads on; returns the ids still held by this node. */
+  renew(leadIds: readonly number[]): Promise<number[]>;
   callingLeads(campaignId: number): Promise<Lead[]>;
   interrupted(lead: Lead): Promise<InterruptedAttempt>;
   timeZoneOf(assistantId: number): Promise<string | undefined>;
@@ -126,6 +152,7 @@ export class CampaignDialer implements CampaignRunner {
   private readonly runs = new Map<number, Run>();
   private readonly o: Required<Omit<DialerOptions, 'onError'>> & Pick<DialerOptions, 'onError'>;
   private seq = 0;
+  private renewTimer: Timer | undefined;
 
   constructor(
     private readonly store: DialerStore,
@@ -147,7 +174,6 @@ export class CampaignDialer implements CampaignRunner {
     if (!campaign || campaign.status !== 'in-progress') return;
     const run: Run = { id: campaignId, stopped: false, active: new Map(), calls: new Set(), timer: undefined, pumping: undefined, again: false, paused: null };
     this.runs.set(campaignId, run);
-    await this.resolveInterrupted(campaignId);
     this.kick(run);
   }
 
@@ -165,6 +191,8 @@ export class CampaignDialer implements CampaignRunner {
 
   async close(): Promise<void> {
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
+    this.renewTimer?.cancel();
+    this.renewTimer = undefined;
   }
 
   /** For status displays and tests. */
@@ -178,9 +206,19 @@ export class CampaignDialer implements CampaignRunner {
     for (let run = this.runs.get(campaignId); run?.pumping; run = this.runs.get(campaignId)) await run.pumping;
   }
 
-  private async resolveInterrupted(campaignId: number): Promise<void> {
+  /**
+   * Settles the `calling` leads nobody carries any more (see the header); returns when the
+   * earliest lease held by another node lapses, or null.
+   */
+  private async resolveInterrupted(run: Run): Promise<number | null> {
     const now = this.clock.now();
-    for (const lead of await this.store.callingLeads(campaignId)) {
+    let nextLapse: number | null = null;
+    for (const lead of await this.store.callingLeads(run.id)) {
+      const ours = lead.leaseHolder === this.store.holder;
+      if (run.active.has(lead.id) || (!ours && !lapsed(lead.leaseExpiresAt, now))) {
+        if (!ours && lead.leaseExpiresAt !== null) nextLapse = Math.min(nextLapse ?? Infinity, lead.leaseExpiresAt);
+        continue;
+      }
       const attemptId = (lead.lastOutcome ?? '').replace(/^calling:/, '');
       const found = await this.store.interrupted(lead);
       const patch: LeadPatch =
@@ -191,6 +229,7 @@ export class CampaignDialer implements CampaignRunner {
             : afterAttempt(lead.attempts, found, now, this.o);
       await this.store.finish(lead.id, attemptId, patch);
     }
+    return nextLapse;
   }
 
   /** Runs the pump, coalescing kicks that arrive while it runs into one more pass. */
@@ -238,17 +277,24 @@ export class CampaignDialer implements CampaignRunner {
       this.schedule(run, this.o.pollMs);
       return;
     }
+    const nextLapse = await this.resolveInterrupted(run);
+    if (run.stopped) return;
     const cap = Math.max(1, campaign.maxConcurrentCalls);
-    while (!run.stopped && run.active.size < cap) {
+    // This node's share of the cap: the nodes alive split it, so a node that fills its slots
+    // first does not starve the others; a dead node's share returns when its presence lapses.
+    const share = Math.ceil(cap / Math.max(1, await this.store.liveNodes(now)));
+    while (!run.stopped && run.active.size < share) {
       if (!this.store.covers(campaign.accountId, this.o.minBalanceMicros)) {
         run.paused = 'balance';
         this.schedule(run, this.o.pollMs);
         return;
       }
+      // max_concurrent_calls holds for the campaign, whichever nodes carry its calls.
+      if ((await this.store.callingCount(run.id)) >= cap) break;
       const [lead] = await this.store.dueLeads(run.id, now, 1);
       if (!lead) break;
       const attemptId = this.o.newAttemptId();
-      if (!(await this.store.claim(lead.id, attemptId))) continue;
+      if (!(await this.store.claim(lead.id, attemptId, { campaignId: run.id, max: cap }))) continue;
       if (run.stopped) {
         // Stopped between the claim and the call: the lead was never dialled.
         await this.store.finish(lead.id, attemptId, { status: 'pending', lastOutcome: null, nextAttemptAt: lead.nextAttemptAt, attemptsDelta: -1 });
@@ -265,7 +311,34 @@ export class CampaignDialer implements CampaignRunner {
     }
     if (run.active.size < cap) {
       const next = await this.store.nextRetryAt(run.id, now);
-      if (next !== null) this.schedule(run, next - now);
+      const wake = Math.min(next ?? Infinity, nextLapse ?? Infinity);
+      if (wake !== Infinity) this.schedule(run, Math.max(0, wake - now));
+    }
+  }
+
+  /** Renews the leases of every call this node carries, while it carries any. */
+  private armRenewal(): void {
+    if (this.renewTimer) return;
+    this.renewTimer = this.clock.setTimeout(() => {
+      this.renewTimer = undefined;
+      void this.renewAll()
+        .catch((err: unknown) => this.o.onError?.(err, 0))
+        .finally(() => {
+          if ([...this.runs.values()].some((r) => r.active.size > 0)) this.armRenewal();
+        });
+    }, renewEveryMs({ ttlMs: this.store.leaseTtlMs }));
+  }
+
+  private async renewAll(): Promise<void> {
+    const active = new Map<number, AbortController>();
+    for (const run of this.runs.values()) for (const [id, ac] of run.active) active.set(id, ac);
+    if (active.size === 0) return;
+    const held = new Set(await this.store.renew([...active.keys()]));
+    for (const [id, ac] of active) {
+      // Finished meanwhile (its lease cleared by its own finish): nothing to hang up.
+      if (!held.has(id) && !ac.signal.aborted && [...this.runs.values()].some((r) => r.active.get(id) === ac)) {
+        ac.abort(new AppError('The lead was taken over by another node.', 409, 'LEASE_LOST'));
+      }
     }
   }
 
@@ -275,6 +348,8 @@ export class CampaignDialer implements CampaignRunner {
     const call = (async () => {
       let result: AttemptResult;
       try {
+        // The fence: a node that stalled past its lease since the claim must not place the call.
+        if (!(await this.store.renew([lead.id])).includes(lead.id)) throw new AppError('The lead lease lapsed before the call.', 409, 'LEASE_LOST', true);
         result = await this.placeCall(lead, campaign, ac.signal);
         // A call that ended because of stop counts as aborted unless it had reached an outcome
         // that needs no redial (completed: the conversation happened).
@@ -291,5 +366,6 @@ export class CampaignDialer implements CampaignRunner {
         this.kick(run);
       });
     run.calls.add(call);
+    this.armRenewal();
   }
 }

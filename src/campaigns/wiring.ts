@@ -11,7 +11,9 @@
  *   dialer's rules). 603 Declined counts as busy: the person is there but not now.
  * - The abort signal (campaign stop, shutdown) ends the call: CANCEL while it rings, BYE once
  *   answered (CallSession.close does the right one for its state).
- * - `start()` resumes every campaign found `in-progress` (after a restart).
+ * - `start()` resumes every campaign found `in-progress` (after a restart), and looks again every
+ *   `watchMs`: a campaign another node started is dialed here too, and a run idle while other
+ *   nodes' leases were live wakes (docs/WORK-ONCE.md).
  */
 import type { CallRegistry } from '../call/call-registry.ts';
 import type { OutboundCallPlacer } from '../call/outbound-dialer.ts';
@@ -20,7 +22,7 @@ import type { Repos, Store } from '../store/index.ts';
 import type { Call } from '../store/repos/calls.ts';
 import type { Campaign } from '../store/repos/campaigns.ts';
 import type { Lead } from '../store/repos/leads.ts';
-import type { Clock } from '../util/clock.ts';
+import type { Clock, Timer } from '../util/clock.ts';
 import { AppError } from '../util/errors.ts';
 import { CampaignDialer, type CallOutcome, type DialerOptions, type PlaceCall } from './dialer.ts';
 import { sqliteDialerStore } from './dialer-store.ts';
@@ -35,6 +37,10 @@ export interface CampaignWiringDeps {
   clock: Clock;
   logger: { info(o: object, m?: string): void; error(o: object, m?: string): void };
   options?: DialerOptions;
+  /** This node's lease name and the lease time of a claimed lead (config.cluster). */
+  cluster?: { nodeId: string; leaseTtlMs: number };
+  /** How often in-progress campaigns are looked for; default 5 s. */
+  watchMs?: number;
 }
 
 /** The outcome of a finished call record. */
@@ -97,18 +103,40 @@ export interface CampaignWiring {
 }
 
 export function wireCampaigns(d: CampaignWiringDeps): CampaignWiring {
-  const store = sqliteDialerStore(d.store, d.repos, d.clock, { callsCarryLeadId: true });
+  const store = sqliteDialerStore(d.store, d.repos, d.clock, {
+    callsCarryLeadId: true,
+    ...(d.cluster ? { holder: d.cluster.nodeId, leaseTtlMs: d.cluster.leaseTtlMs } : {}),
+  });
   const dialer = new CampaignDialer(store, campaignPlaceCall(d), d.clock, {
     onError: (err, campaignId) => d.logger.error({ campaignId, err: (err as Error).message }, 'campaign dialer error'),
     ...d.options,
   });
+  let timer: Timer | undefined;
+  let closed = false;
+  const resume = async (): Promise<number> => {
+    const rows = await d.store.db.selectFrom('campaigns').select('id').where('status', '=', 'in-progress').execute();
+    for (const { id } of rows) await dialer.start(id);
+    return rows.length;
+  };
+  const watch = (): void => {
+    if (closed) return;
+    timer = d.clock.setTimeout(() => {
+      void resume()
+        .catch((err: unknown) => d.logger.error({ err: (err as Error).message }, 'campaign watch failed'))
+        .finally(watch);
+    }, d.watchMs ?? 5_000);
+  };
   return {
     dialer,
     async start() {
-      const rows = await d.store.db.selectFrom('campaigns').select('id').where('status', '=', 'in-progress').execute();
-      for (const { id } of rows) await dialer.start(id);
-      if (rows.length > 0) d.logger.info({ campaigns: rows.length }, 'in-progress campaigns resumed');
+      const n = await resume();
+      if (n > 0) d.logger.info({ campaigns: n }, 'in-progress campaigns resumed');
+      watch();
     },
-    close: () => dialer.close(),
+    async close() {
+      closed = true;
+      timer?.cancel();
+      await dialer.close();
+    },
   };
 }

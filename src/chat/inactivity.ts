@@ -11,6 +11,8 @@ export interface SweeperDeps {
   clock: Clock;
   logger: Logger;
   intervalMs?: number;
+  /** False while another node holds the sweep lease (docs/WORK-ONCE.md): the timer's passes are skipped. */
+  active?: () => boolean;
 }
 
 /**
@@ -28,7 +30,7 @@ export class InactivitySweeper {
     if (this.timer) return;
     const tick = () => {
       this.timer = this.deps.clock.setTimeout(() => {
-        void this.sweep()
+        void (this.deps.active?.() === false ? Promise.resolve(0) : this.sweep())
           .catch((err: unknown) => this.deps.logger.error({ err }, 'inactivity sweep failed'))
           .finally(() => {
             if (this.timer) tick();

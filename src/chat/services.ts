@@ -47,6 +47,8 @@ function buildChatServices(ctx: AppContext): ChatServices {
     clock: ctx.clock,
     logger: ctx.logger,
     fetch: outboundOf(ctx).fetch,
+    holder: ctx.config.cluster.nodeId,
+    leaseTtlMs: ctx.config.cluster.leaseTtlMs,
   });
   const events = new EventPublisher(ctx.repos.outbox, ctx.clock, () => delivery.kick());
   const conversations = new ConversationService(ctx, agent, events);
@@ -57,6 +59,7 @@ function buildChatServices(ctx: AppContext): ChatServices {
     assistant: (id) => ctx.repos.assistants.getById(id),
     clock: ctx.clock,
     logger: ctx.logger,
+    active: () => ctx.sweepLease?.held ?? true,
   });
   return {
     llm,

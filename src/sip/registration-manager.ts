@@ -40,6 +40,11 @@ export interface RegistrationManagerOptions {
   syncIntervalMs?: number;
   retryMinMs?: number;
   retryMaxMs?: number;
+  /**
+   * Several nodes (docs/WORK-ONCE.md): registrations are made only while this node holds the
+   * registrar lease; absent, always (a single node). Call sync() when it changes.
+   */
+  leader?: { readonly held: boolean };
 }
 
 interface Entry {
@@ -76,7 +81,8 @@ export class RegistrationManager {
   /** Starts registrations for new auth trunks and removes those of deprovisioned ones. */
   sync(): void {
     if (this.closed) return;
-    const wanted = new Map(this.o.trunks.list().filter((t) => t.spec.authType === 'auth').map((t) => [t.inboundTrunkId, t]));
+    const lead = this.o.leader?.held ?? true;
+    const wanted = new Map(lead ? this.o.trunks.list().filter((t) => t.spec.authType === 'auth').map((t) => [t.inboundTrunkId, t]) : []);
     for (const [id, entry] of this.entries) {
       const now = wanted.get(id);
       // Credentials or address changed: register afresh.

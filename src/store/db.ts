@@ -12,9 +12,10 @@ import { sql as m006 } from './migrations/006-trunk-srtp.ts';
 import { sql as m007 } from './migrations/007-webhook-secret-rotation.ts';
 import { sql as m008 } from './migrations/008-call-node.ts';
 import { sql as m009 } from './migrations/009-conversations-by-account.ts';
+import { sql as m010 } from './migrations/010-leases.ts';
 
 /** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];
+const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010];
 
 export interface Store {
   db: Kysely<Database>;

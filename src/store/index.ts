@@ -17,13 +17,14 @@ import { LeadsRepo } from './repos/leads.ts';
 import { WhatsappSendersRepo } from './repos/whatsapp-senders.ts';
 import { CallsRepo } from './repos/calls.ts';
 import { AssistantsRepo } from './repos/assistants.ts';
+import { LeasesRepo } from './repos/leases.ts';
 
 /**
  * Every repository, built once per store. A PostgreSQL backend would provide the same shapes.
  * `secrets` seals SIP passwords, provider tokens, custom tool headers and webhook signing secrets; it defaults to the data directory's key so
  * the CLI and the engine read each other's secrets. Pass the context's SecretBox when building one.
  */
-export function createRepos(store: Store, clock: Clock, secrets: SecretBox = SecretBox.forDataDir(store.dataDir)) {
+export function createRepos(store: Store, clock: Clock, secrets: SecretBox = SecretBox.forDataDir(store.dataDir), opts: { nodeId?: string } = {}) {
   return {
     accounts: new AccountsRepo(store, clock, secrets),
     ledger: new LedgerRepo(store, clock),
@@ -40,7 +41,8 @@ export function createRepos(store: Store, clock: Clock, secrets: SecretBox = Sec
     campaigns: new CampaignsRepo(store, clock),
     leads: new LeadsRepo(store, clock),
     whatsappSenders: new WhatsappSendersRepo(store, clock, secrets),
-    calls: new CallsRepo(store, clock),
+    calls: new CallsRepo(store, clock, opts.nodeId),
+    leases: new LeasesRepo(store),
     assistants: new AssistantsRepo(store, clock),
   };
 }

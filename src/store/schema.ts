@@ -150,6 +150,9 @@ export interface LeadsTable {
   next_attempt_at: Ms | null;
   created_at: Ms;
   updated_at: Ms;
+  /** The node dialing this `calling` lead, and until when (migration 009). */
+  lease_holder: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<Ms | null, Ms | null | undefined, Ms | null>;
 }
 
 export interface CallsTable {
@@ -180,8 +183,8 @@ export interface CallsTable {
   details: Json | null; // transfer legs, voicemail verdict, other evidence
   /** The last heartbeat while the call was live (src/call/call-heartbeat.ts); a crash-cut call ends here. */
   last_alive_at: Ms | null;
-  /** The engine node that handled the call (SWITCHBOARD_NODE_ID; migration 008); NULL on older rows. */
-  node_id: string | null;
+  /** The engine node that carried the call (SWITCHBOARD_NODE_ID; migration 008); NULL on older rows. */
+  node_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ConversationsTable {
@@ -243,6 +246,16 @@ export interface WebhookOutboxTable {
   last_error: string | null;
   created_at: Ms;
   delivered_at: ColumnType<Ms | null, Ms | null | undefined, Ms | null>;
+  /** The node delivering the row's current attempt, and until when (migration 009). */
+  lease_holder: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<Ms | null, Ms | null | undefined, Ms | null>;
+}
+
+/** Named leases: one holder at a time until `expires_at` (migration 009, src/store/repos/leases.ts). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: Ms;
 }
 
 export interface Database {
@@ -264,4 +277,5 @@ export interface Database {
   messages: MessagesTable;
   whatsapp_senders: WhatsappSendersTable;
   webhook_outbox: WebhookOutboxTable;
+  leases: LeasesTable;
 }

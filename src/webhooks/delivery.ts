@@ -22,6 +22,10 @@ export interface DeliveryOptions {
   maxAttempts?: number;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
+  /** This node's name as the holder of a row's attempt (default 'local'). */
+  holder?: string;
+  /** How long a claimed row stays this node's; the request is cut at half of it (default 30 s). */
+  leaseTtlMs?: number;
 }
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
@@ -42,6 +46,13 @@ function origin(url: string): string {
  * exponential backoff until `maxAttempts`, then marked failed. All state is in the table, so a
  * restart simply picks up the pending rows; the webhook id stays the same across retries so
  * receivers can deduplicate.
+ *
+ * Several nodes (docs/WORK-ONCE.md): rows are claimed one by one with a lease (OutboxRepo.claimDue),
+ * which counts the attempt; the request is cut at half the lease, so a live node always settles
+ * its attempt before the lease could lapse. A row whose node died mid-attempt is claimed again
+ * once the lease lapses, as the next attempt: every (event, attempt) is sent at most once, and the
+ * `webhook-id` (the same for every attempt of an event) lets the receiver drop a repeat;
+ * `webhook-attempt` says which attempt a request is.
  *
  * A URL the outbound guard refuses (it leads to a loopback, private, link-local, ... address)
  * fails at once, without retries: retrying would only probe the same internal address again.
@@ -94,16 +105,25 @@ export class DeliveryWorker {
     }, ms);
   }
 
+  private get holder(): string {
+    return this.opts.holder ?? 'local';
+  }
+
+  private get leaseTtlMs(): number {
+    return this.opts.leaseTtlMs ?? 30_000;
+  }
+
   private async pass(): Promise<void> {
     for (;;) {
-      const rows = await this.opts.outbox.due(this.opts.clock.now());
+      const rows = await this.opts.outbox.claimDue(this.holder, this.opts.clock.now(), this.leaseTtlMs);
       if (rows.length === 0) return;
       await Promise.all(rows.map((r) => this.deliver(r)));
     }
   }
 
   private deliver(row: OutboxRow): Promise<void> {
-    const attempts = row.attempts + 1;
+    // The claim counted this attempt already.
+    const attempts = row.attempts;
     return traceWebhook({ outboxId: row.id, attempt: attempts, url: row.url }, (span) => this.attempt(row, attempts, span));
   }
 
@@ -116,9 +136,9 @@ export class DeliveryWorker {
       const headers = signedHeaders(secret, `msg_${row.id}`, Math.floor(this.opts.clock.now() / 1000), row.payload);
       const res = await this.fetchImpl(row.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', ...headers },
+        headers: { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', 'webhook-attempt': String(attempts), ...headers },
         body: row.payload,
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        signal: AbortSignal.timeout(Math.max(1, Math.min(this.opts.timeoutMs ?? 10_000, Math.floor(this.leaseTtlMs / 2)))),
         redirect: 'manual',
       });
       await res.body?.cancel();
@@ -137,17 +157,17 @@ export class DeliveryWorker {
     if (permanent) {
       this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery refused by the outbound guard');
-      await this.opts.outbox.markFailed(row.id, attempts, error);
+      await this.opts.outbox.markFailed(row.id, attempts, error, this.holder);
       return;
     }
     if (attempts >= (this.opts.maxAttempts ?? 8)) {
       this.outcomes.failed++;
       this.opts.logger.warn({ outboxId: row.id, target: origin(row.url), error }, 'webhook delivery gave up');
-      await this.opts.outbox.markFailed(row.id, attempts, error);
+      await this.opts.outbox.markFailed(row.id, attempts, error, this.holder);
       return;
     }
     this.outcomes.retry++;
     const next = this.opts.clock.now() + backoffMs(attempts, this.opts.baseBackoffMs, this.opts.maxBackoffMs);
-    await this.opts.outbox.markRetry(row.id, attempts, next, error);
+    await this.opts.outbox.markRetry(row.id, attempts, next, error, this.holder);
   }
 }

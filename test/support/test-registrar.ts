@@ -30,9 +30,10 @@ export class TestRegistrar {
     socket.on('message', (msg, rinfo) => this.onMessage(msg, rinfo));
   }
 
-  static async start(host: string, username: string, password: string): Promise<TestRegistrar> {
+  /** `port` 5060: a registrar a trunk names by host alone (REST takes no port). */
+  static async start(host: string, username: string, password: string, port = 0): Promise<TestRegistrar> {
     const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
-    await new Promise<void>((r) => socket.bind(0, host, r));
+    await new Promise<void>((r) => socket.bind(port, host, r));
     return new TestRegistrar(socket, username, password);
   }
 

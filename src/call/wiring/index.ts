@@ -81,6 +81,9 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
     postCall,
     logger: ctx.logger.child({ part: 'post-call' }),
     busy: (uuid) => runner.busy(uuid),
+    active: () => ctx.sweepLease?.held ?? true,
+    nodeId: ctx.config.cluster.nodeId,
+    staleAfterMs: 4 * ctx.config.callHeartbeatMs,
     ...(input.sweepIntervalMs !== undefined ? { intervalMs: input.sweepIntervalMs } : {}),
   });
   let closing: Promise<void> | undefined;
@@ -96,8 +99,9 @@ export async function wireCalls(input: WireCallsInput): Promise<CallWiring> {
       // Never fatal: a store hiccup here delays post-call work, it must not stop the engine.
       try {
         await sweeper.closeOrphans(startedAt);
-        // The first pass finishes what the previous run left owed; later ones run on the timer.
-        await sweeper.sweep();
+        // The first pass finishes what the previous run left owed; later ones run on the timer
+        // (on the node holding the sweep lease when there are several).
+        if (ctx.sweepLease?.held ?? true) await sweeper.sweep();
       } catch (err) {
         ctx.logger.error({ err: (err as Error).message }, 'start-up post-call sweep failed');
       }

@@ -10,6 +10,11 @@
  * last heartbeat (call-heartbeat.ts: at most one period before the process died), or at its
  * answer if none came, and is billed by that length like any call; one never answered ends at
  * its INVITE. The end cause is `engine-restart`.
+ *
+ * Several nodes on one database (docs/WORK-ONCE.md): `closeOrphans` closes only the records this
+ * node carried (`calls.node_id`, or none written by an older build); the timer's sweep runs only
+ * on the node holding the sweep lease, and also closes the records of calls whose node died
+ * (no heartbeat for `staleAfterMs`), whichever node carried them.
  */
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -44,6 +49,17 @@ export interface SweeperDeps {
   /** Leave a just-ended call to its runner this long before the sweep takes it. */
   settleMs?: number;
   batch?: number;
+  /** False while another node holds the sweep lease (docs/WORK-ONCE.md): the timer's passes are skipped. */
+  active?: () => boolean;
+  /** This node's name, written on the calls it carries: closeOrphans closes only this node's. */
+  nodeId?: string;
+  /**
+   * A call still open whose record says nothing for this long (no heartbeat since, or never
+   * answered since its INVITE for `staleRingingMs`) is taken as cut by a node that died, and
+   * closed like an orphan by the sweep. Default: 4 heartbeat periods of 15 s; 10 min ringing.
+   */
+  staleAfterMs?: number;
+  staleRingingMs?: number;
 }
 
 export class PostCallSweeper {
@@ -65,9 +81,34 @@ export class PostCallSweeper {
       })
       .where('end_at', 'is', null)
       .where('invite_at', '<', before)
+      .where((eb) => (this.deps.nodeId === undefined ? eb.lit(true) : eb.or([eb('node_id', 'is', null), eb('node_id', '=', this.deps.nodeId)])))
       .executeTakeFirst();
     const n = Number(res.numUpdatedRows);
     if (n > 0) this.deps.logger.warn({ calls: n }, 'closed call records left open by a previous run');
+    return n;
+  }
+
+  /** Closes open records no node has stamped alive for too long (their node died); returns how many. */
+  async closeStale(now: number): Promise<number> {
+    const aliveBefore = now - (this.deps.staleAfterMs ?? 60_000);
+    const ringingBefore = now - (this.deps.staleRingingMs ?? 600_000);
+    const res = await this.deps.store.db
+      .updateTable('calls')
+      .set({
+        status: sql<string>`CASE WHEN answer_at IS NULL THEN 'failed' ELSE 'completed' END`,
+        end_cause: ORPHAN_END_CAUSE,
+        end_at: sql<number>`COALESCE(last_alive_at, answer_at, invite_at)`,
+      })
+      .where('end_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('answer_at', 'is not', null), eb(eb.fn.coalesce('last_alive_at', 'answer_at'), '<', aliveBefore)]),
+          eb.and([eb('answer_at', 'is', null), eb('invite_at', '<', ringingBefore)]),
+        ]),
+      )
+      .executeTakeFirst();
+    const n = Number(res.numUpdatedRows);
+    if (n > 0) this.deps.logger.warn({ calls: n }, 'closed call records whose node stopped stamping them alive');
     return n;
   }
 
@@ -75,7 +116,12 @@ export class PostCallSweeper {
     if (this.timer || this.stopped) return;
     const tick = (): void => {
       this.timer = this.deps.postCall.clock.setTimeout(() => {
-        this.running = this.sweep()
+        const pass = async (): Promise<void> => {
+          if (this.deps.active?.() === false) return;
+          await this.closeStale(this.deps.postCall.clock.now());
+          await this.sweep();
+        };
+        this.running = pass()
           .then(() => undefined)
           .catch((err: unknown) => this.deps.logger.error({ err: (err as Error).message }, 'post-call sweep failed'))
           .finally(() => {

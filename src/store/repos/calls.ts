@@ -94,7 +94,8 @@ export interface CallListFilter {
 }
 
 export class CallsRepo {
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  /** `nodeId`: written on every call this node creates (docs/WORK-ONCE.md). */
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly nodeId?: string) {}
 
   async create(input: NewCall): Promise<Call> {
     // toColumns only maps fields of the Call type, so the spread yields calls columns.
@@ -104,6 +105,7 @@ export class CallsRepo {
       status: 'initiated',
       invite_at: this.clock.now(),
       cost_micros: 0,
+      node_id: this.nodeId ?? null,
       ...toColumns(input),
     } as Insertable<CallsTable>;
     const row = await this.store.db.insertInto('calls').values(values).returningAll().executeTakeFirstOrThrow();

@@ -19,6 +19,9 @@ export interface Lead {
   nextAttemptAt: number | null;
   createdAt: number;
   updatedAt: number;
+  /** While `calling`: the node dialing it and until when its lease lasts (docs/WORK-ONCE.md). */
+  leaseHolder: string | null;
+  leaseExpiresAt: number | null;
 }
 
 export interface AddLeadsResult {
@@ -44,6 +47,8 @@ export function toLead(r: LeadRow): Lead {
     nextAttemptAt: r.next_attempt_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    leaseHolder: r.lease_holder,
+    leaseExpiresAt: r.lease_expires_at,
   };
 }
 

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Store } from '../db.ts';
+import type { Database } from '../schema.ts';
 import type { Clock } from '../../util/clock.ts';
 
 export interface OutboxRow {
@@ -15,7 +16,13 @@ export interface OutboxRow {
   lastError: string | null;
   createdAt: number;
   deliveredAt: number | null;
+  /** The node making the current attempt, and until when (docs/WORK-ONCE.md). */
+  leaseHolder: string | null;
+  leaseExpiresAt: number | null;
 }
+
+/** Rows that may be claimed at `now`: pending, due, and not under a live lease. */
+const claimable = (now: number) => (eb: ExpressionBuilder<Database, 'webhook_outbox'>) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]);
 
 /** Persisted webhook events: written with the change that caused them, delivered by a worker. */
 export class OutboxRepo {
@@ -92,28 +99,68 @@ export class OutboxRepo {
     return rows.map(toRow);
   }
 
+  /**
+   * Claims due rows one by one for `holder` until `now + ttlMs`, each in one conditional UPDATE
+   * ... RETURNING (SQLite and PostgreSQL alike): of two nodes racing for a row one wins. The claim
+   * counts the attempt (`attempts` + 1): the returned rows carry the number of the attempt to
+   * make, so a node that dies mid-attempt has used it, and the next node makes the next one.
+   */
+  async claimDue(holder: string, now: number, ttlMs: number, limit = 20): Promise<OutboxRow[]> {
+    const candidates = await this.store.db
+      .selectFrom('webhook_outbox')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where(claimable(now))
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const claimed: OutboxRow[] = [];
+    for (const { id } of candidates) {
+      const row = await this.store.db
+        .updateTable('webhook_outbox')
+        .set({ lease_holder: holder, lease_expires_at: now + ttlMs, attempts: sql<number>`attempts + 1` })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where(claimable(now))
+        .returningAll()
+        .executeTakeFirst();
+      if (row) claimed.push(toRow(row));
+    }
+    return claimed;
+  }
+
+  /** Delivered is a fact whoever learnt it: only a row no longer pending is left alone. */
   async markDelivered(id: number, attempts: number): Promise<void> {
     await this.store.db
       .updateTable('webhook_outbox')
-      .set({ status: 'delivered', attempts, delivered_at: this.clock.now(), last_error: null })
+      .set({ status: 'delivered', attempts, delivered_at: this.clock.now(), last_error: null, lease_holder: null, lease_expires_at: null })
       .where('id', '=', id)
+      .where('status', '=', 'pending')
       .execute();
   }
 
-  async markRetry(id: number, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
-    await this.store.db
+  /** Only the holder of this very attempt may schedule the next one (a late node changes nothing). */
+  async markRetry(id: number, attempts: number, nextAttemptAt: number, error: string, holder?: string): Promise<void> {
+    let q = this.store.db
       .updateTable('webhook_outbox')
-      .set({ attempts, next_attempt_at: nextAttemptAt, last_error: error.slice(0, 500) })
+      .set({ attempts, next_attempt_at: nextAttemptAt, last_error: error.slice(0, 500), lease_holder: null, lease_expires_at: null })
       .where('id', '=', id)
-      .execute();
+      .where('status', '=', 'pending');
+    if (holder !== undefined) q = q.where('lease_holder', '=', holder).where('attempts', '=', attempts);
+    await q.execute();
   }
 
-  async markFailed(id: number, attempts: number, error: string): Promise<void> {
-    await this.store.db
+  async markFailed(id: number, attempts: number, error: string, holder?: string): Promise<void> {
+    let q = this.store.db
       .updateTable('webhook_outbox')
-      .set({ status: 'failed', attempts, last_error: error.slice(0, 500) })
+      .set({ status: 'failed', attempts, last_error: error.slice(0, 500), lease_holder: null, lease_expires_at: null })
       .where('id', '=', id)
-      .execute();
+      .where('status', '=', 'pending');
+    if (holder !== undefined) q = q.where('lease_holder', '=', holder).where('attempts', '=', attempts);
+    await q.execute();
   }
 }
 
@@ -129,6 +176,8 @@ function toRow(r: {
   last_error: string | null;
   created_at: number;
   delivered_at: number | null;
+  lease_holder: string | null;
+  lease_expires_at: number | null;
 }): OutboxRow {
   return {
     id: r.id,
@@ -142,5 +191,7 @@ function toRow(r: {
     lastError: r.last_error,
     createdAt: r.created_at,
     deliveredAt: r.delivered_at,
+    leaseHolder: r.lease_holder,
+    leaseExpiresAt: r.lease_expires_at,
   };
 }

@@ -120,6 +120,10 @@ const schema = z
     SWITCHBOARD_MAX_CALL_RATE: callsPerSec.default(CALL_CAP_DEFAULTS.maxCallRate),
     SWITCHBOARD_MAX_CALL_BURST: count.optional(),
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: cidrList.default(''),
+    // Several engine nodes as one service (src/cluster, docs/REDIS.md): shared live state in Redis.
+    SWITCHBOARD_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+    SWITCHBOARD_NODE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash or underscore (1 to 64)').optional(),
+    SWITCHBOARD_NODE_LEASE_SECONDS: z.coerce.number().int().min(2).max(300).default(10),
     // OpenTelemetry traces (src/telemetry, docs/TRACING.md): off unless an endpoint is set.
     OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
@@ -197,6 +201,12 @@ export interface Config {
   webhookSecretOverlapMs: number;
   /** OpenTelemetry traces over OTLP/HTTP; `enabled` false (the default) loads nothing (src/telemetry). */
   tracing?: TracingConfig;
+  /**
+   * This node in a service of several (src/cluster): `redisUrl` unset keeps every limit, ban and
+   * live-call count in this process's memory; set, they are shared through Redis. A node that
+   * stops beating its lease for `leaseMs` no longer counts (its calls free their slots).
+   */
+  cluster?: { nodeId: string; redisUrl?: string; leaseMs: number };
 }
 
 /**
@@ -270,7 +280,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
     tracing: tracingConfig(e),
+    cluster: { nodeId: e.SWITCHBOARD_NODE_ID ?? defaultNodeId(), redisUrl: e.SWITCHBOARD_REDIS_URL, leaseMs: e.SWITCHBOARD_NODE_LEASE_SECONDS * 1000 },
   });
+}
+
+/** The host name, in the node id's alphabet (a host name may hold characters a Redis key should not). */
+function defaultNodeId(): string {
+  const name = os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64);
+  return name.length > 0 ? name : 'node';
 }
 
 function tracingConfig(e: z.infer<typeof schema>): TracingConfig {

@@ -9,6 +9,7 @@ import type { CampaignRunner } from './campaigns/state.ts';
 import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
 import type { Outbound } from './net/outbound/index.ts';
 import type { ProviderMetrics } from './telemetry/provider-metrics.ts';
+import type { Cluster } from './cluster/types.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -36,4 +37,9 @@ export interface AppContext {
   outbound?: Outbound;
   /** AI provider requests and first-byte latency on /metrics; absent: not measured (tests). */
   providerMetrics?: ProviderMetrics;
+  /**
+   * What this node shares with the other nodes of the service (rate limits, call slots, bans,
+   * commands; src/cluster). Absent: this process alone, in memory (tests, one node).
+   */
+  cluster?: Cluster;
 }

@@ -28,6 +28,8 @@ import { wireCalls, type CallWiring } from './call/wiring/index.ts';
 import { CallHeartbeat } from './call/call-heartbeat.ts';
 import { DrainPlan, settleBy } from './util/drain-plan.ts';
 import { startTracing } from './telemetry/tracing.ts';
+import { openCluster } from './cluster/index.ts';
+import { clusterCampaignRunner } from './cluster/campaign-stop.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -60,8 +62,16 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const catalog = Catalog.load(config);
   // One line per kind of provider: which are usable, which miss a key (named, never shown).
   logProviderStatus(logger, config, catalog);
-  const store = openStore(config.dataDir);
   const clock = systemClock;
+  // Before the store opens: with SWITCHBOARD_REDIS_URL set and Redis unreachable, start-up stops here.
+  const cluster = await openCluster(config, logger, clock);
+  let store: ReturnType<typeof openStore>;
+  try {
+    store = openStore(config.dataDir);
+  } catch (err) {
+    await cluster.close();
+    throw err;
+  }
   const secrets = SecretBox.forDataDir(config.dataDir);
   const ctx: AppContext = {
     config,
@@ -72,6 +82,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     secrets,
     catalog,
     trunks: new InMemoryTrunkRegistry(),
+    cluster,
   };
   // Custom tool headers and webhook signing secrets stored in clear by an older build are sealed
   // now (they read either way), and the plaintext is pushed out of the database and -wal files.
@@ -109,6 +120,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     });
   } catch (err) {
     await store.close();
+    await cluster.close();
     await tracing?.shutdown();
     throw err;
   }
@@ -122,11 +134,13 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       engine: calls.engine,
       rtpIo,
       metricsRegistry: metrics.registry,
+      cluster,
       ...SipServer.optionsFrom(config),
     });
   } catch (err) {
     await calls.close();
     await store.close();
+    await cluster.close();
     await tracing?.shutdown();
     throw err;
   }
@@ -138,7 +152,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   ctx.dialer = sip.dialer;
   // Campaigns dial through the same outbound dialer; update-status starts and stops them.
   const campaigns = wireCampaigns({ store, repos: ctx.repos, trunks: ctx.trunks, placer: sip.dialer, registry: sip.registry, clock, logger });
-  ctx.campaignRunner = campaigns.dialer;
+  // A stop through any node's API reaches the node dialling the campaign.
+  const campaignRunner = clusterCampaignRunner(campaigns.dialer, cluster, logger);
+  ctx.campaignRunner = campaignRunner;
   const { app } = await buildApp(ctx, { metrics });
   try {
     await app.listen({ host: config.http.host, port: config.http.port });
@@ -149,6 +165,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     await app.close();
     await calls.close();
     await store.close();
+    campaignRunner.detach();
+    await cluster.close();
     await tracing?.shutdown();
     throw err;
   }
@@ -194,6 +212,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'heartbeat', heartbeat.stop());
         await upTo(closeEnd, 'calls', calls.close());
         await upTo(closeEnd, 'chat', chat.stop());
+        campaignRunner.detach();
+        // Leaves the service: this node's call slots free at once, not after the lease.
+        await upTo(closeEnd, 'cluster', cluster.close());
         await store.close();
         // Last: the spans of everything above are exported (bounded by the export timeout).
         if (tracing) await upTo(clock.now() + (config.tracing?.exportTimeoutMs ?? 10_000), 'tracing', tracing.shutdown());

@@ -57,6 +57,8 @@ function buildChatServices(ctx: AppContext): ChatServices {
     assistant: (id) => ctx.repos.assistants.getById(id),
     clock: ctx.clock,
     logger: ctx.logger,
+    // Nodes sharing a store each sweep it: one of them ends each conversation, once.
+    ...(ctx.cluster?.shared ? { claim: (key: string, ttlMs: number) => ctx.cluster!.claim(key, ttlMs) } : {}),
   });
   return {
     llm,

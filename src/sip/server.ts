@@ -25,6 +25,7 @@ import type { Repos } from '../store/index.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { DrainPlan, settleBy } from '../util/drain-plan.ts';
 import { AbuseGuard, type AbuseGuardOptions } from './abuse-guard.ts';
+import type { Cluster, Envelope } from '../cluster/types.ts';
 import { countOpenFds, FD_BUDGET_RULE, planFds, readSoftFdLimit } from './fd-budget.ts';
 import { TcpAdmission, type FdBudget } from './tcp-admission.ts';
 import { LoopLag, type LoopDelayMonitor } from './loop-lag.ts';
@@ -71,6 +72,12 @@ export interface SipServerOptions {
   engine?: CallEngine;
   /** Ring before answering inbound calls (default 0). */
   answerDelayMs?: number;
+  /**
+   * The service this node belongs to (src/cluster): live-call caps count every node's calls, a ban
+   * here drops the source on every node, a hang-up reaches the node holding the call. Default:
+   * this process alone.
+   */
+  cluster?: Cluster;
 }
 
 export const DEFAULT_LIMITS: CallLimits = {
@@ -157,6 +164,7 @@ export class SipServer {
   /** SIP_TRUSTED_PROXIES: whose X-Switchboard-Source is believed (trusted-proxies.ts). */
   private readonly proxies: TrustedProxies;
   private lastRateLog = -Infinity;
+  private readonly unsubscribeBans: () => void;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
     const clock = opts.clock ?? systemClock;
@@ -172,7 +180,8 @@ export class SipServer {
     // A trusted proxy carries everyone's traffic: it never collects strikes or per-source TCP caps.
     this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip) || this.proxies.trusts(ip);
     const metrics = createSipMetrics(opts.metricsRegistry);
-    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry));
+    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry), opts.cluster);
+    const cluster = this.registry.cluster;
     this.countTraffic(metrics);
     this.abuse = new AbuseGuard({
       clock,
@@ -181,8 +190,10 @@ export class SipServer {
       onBan: (ip, why) => {
         metrics.ban();
         logger.warn({ ip, why }, 'SIP source banned');
+        if (cluster.shared) this.own(this.shareBan(ip, why));
       },
     });
+    this.unsubscribeBans = cluster.bus.subscribe((m) => this.onClusterMessage(m));
     // Before the transport reads or answers anything: banned sources hear nothing, garbage counts.
     ua.useSourceGate({
       admits: (ip) => !this.abuse.isBanned(ip),
@@ -295,6 +306,7 @@ export class SipServer {
     ua.config.host6 = opts.config.sip.publicHost6;
     ua.config.mediaHost = opts.config.rtp.publicHost;
     server = new SipServer(ua, opts);
+    await server.adoptSharedBans();
     server.tcpLimits = tcp.summary;
     server.tls = tls;
     server.registrations.start();
@@ -391,6 +403,36 @@ export class SipServer {
     };
   }
 
+  /** A ban this node decided, for every node: recorded (for nodes starting later) and broadcast. */
+  private async shareBan(ip: string, why: string): Promise<void> {
+    const { cluster } = this.registry;
+    const banMs = this.abuse.banMs;
+    try {
+      await cluster.bans.put(ip, banMs);
+      await cluster.bus.publish('all', { type: 'ban', ip, banMs, why });
+    } catch (err) {
+      // Redis away: the ban holds on this node; the others decide for themselves meanwhile.
+      this.logger.warn({ ip, err: (err as Error).message }, 'SIP ban not shared (Redis did not answer)');
+    }
+  }
+
+  /** Bans another node decided. */
+  private onClusterMessage(m: Envelope): void {
+    if (m.type !== 'ban' || m.from === this.registry.cluster.nodeId) return;
+    if (typeof m.ip !== 'string' || m.ip.length > 64 || !(m.banMs > 0)) return;
+    this.abuse.adopt(m.ip, m.banMs);
+    this.logger.info({ ip: m.ip, why: m.why, node: m.from }, 'SIP source banned by another node');
+  }
+
+  /** The bans in force when this node starts (other nodes decided them before it was here). */
+  private async adoptSharedBans(): Promise<void> {
+    const { cluster } = this.registry;
+    if (!cluster.shared) return;
+    const bans = await cluster.bans.list(10_000).catch(() => []);
+    for (const b of bans) this.abuse.adopt(b.ip, b.leftMs);
+    if (bans.length > 0) this.logger.info({ bans: bans.length }, 'SIP bans of the service adopted');
+  }
+
   /** Why a new call must be refused right now, if it must. */
   private overloaded(): keyof SipServer['shed'] | undefined {
     if (this.registry.size >= this.overload.maxLiveCalls) return 'liveCalls';
@@ -429,6 +471,8 @@ export class SipServer {
       await this.registrations.close(Math.max(0, Math.min(1000, closeEnd - this.clock.now())));
       await this.ua.close();
       this.loopLag?.close();
+      this.unsubscribeBans();
+      this.registry.close();
     })();
     return this.closing;
   }

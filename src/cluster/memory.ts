@@ -32,12 +32,13 @@ export class MemoryCluster implements Cluster {
   readonly bus: ClusterBus;
   readonly bans: BanStore;
 
-  /** `hub`: shared with other in-process nodes (tests); default a hub of this node alone. */
+  /** `hub`: shared with other nodes in this process (tests); `alone()` for a node that is the whole service. */
   constructor(
     readonly nodeId: string,
     private readonly hub: MemoryHub,
+    shared = true,
   ) {
-    this.shared = false;
+    this.shared = shared;
     const { book, clock } = hub;
     const self = nodeId;
     // A node never takes itself for dead: alone it is the whole service.
@@ -89,7 +90,7 @@ export class MemoryCluster implements Cluster {
 
   /** A node alone: today's single-process engine. */
   static alone(nodeId: string, clock: Clock): MemoryCluster {
-    return new MemoryCluster(nodeId, new MemoryHub(clock));
+    return new MemoryCluster(nodeId, new MemoryHub(clock), false);
   }
 
   /** This node is alive now (a Redis node beats on a timer; an in-memory one when told). */

@@ -3,6 +3,9 @@
  * them, live-call slots count both nodes' calls and lapse when a node stops beating, any node
  * reaches a call held by the other, and a ban on one drops the source on both.
  */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/api/app.ts';
 import { API_WINDOWS, MemoryRateLimiter } from '../../../src/api/rate-limit.ts';
@@ -12,6 +15,7 @@ import { RedisCluster } from '../../../src/cluster/redis/cluster.ts';
 import { ManualClock, systemClock } from '../../../src/util/clock.ts';
 import { createLogger } from '../../../src/util/logger.ts';
 import { testApp } from '../../support/app.ts';
+import { testTempDir } from '../../support/temp-dir.ts';
 import { redisAvailable, startRedisServer, type RedisServer } from '../../support/redis.ts';
 
 const logger = createLogger('silent');
@@ -160,6 +164,25 @@ describe.skipIf(!redisAvailable)('Redis away', () => {
     expect(err?.message).toContain('SWITCHBOARD_REDIS_URL');
     expect(err?.message).not.toContain('hunter2secret');
   });
+
+  it('`switchboard serve` with SWITCHBOARD_REDIS_URL unreachable exits 1 with the reason, before opening the store', async () => {
+    const dataDir = testTempDir('sb-redis-start-');
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['bin/switchboard.js', 'serve'],
+        {
+          env: { ...process.env, SWITCHBOARD_DATA_DIR: join(dataDir, 'data'), SWITCHBOARD_REDIS_URL: 'redis://:hunter2secret@127.0.0.1:1', HTTP_HOST: '127.0.0.1', HTTP_PORT: '65001', SIP_HOST: '127.0.0.1', SIP_PORT: '65002', SIP_PUBLIC_HOST: '127.0.0.1', LOG_LEVEL: 'error' },
+          timeout: 50_000,
+        },
+        (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }),
+      );
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/? is unreachable/);
+    expect(result.stderr).not.toContain('hunter2secret');
+    expect(existsSync(join(dataDir, 'data'))).toBe(false);
+  }, 60_000);
 
   it('mid-run: limits fall back to this node (no crash, no wait), then are shared again once Redis is back', async () => {
     const own = await startRedisServer();

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { MemoryCluster } from '../cluster/memory.ts';
 import type { CallCaps, CapRefusal, Cluster, Envelope } from '../cluster/types.ts';
 import { systemClock } from '../util/clock.ts';
+import { AppError } from '../util/errors.ts';
 import type { CallSession, EndCause } from './call-session.ts';
 import type { CallMetrics } from '../telemetry/call-metrics.ts';
 
@@ -68,7 +69,8 @@ export class CallRegistry {
 
   /**
    * Ends a live call wherever it runs: here, or on the node holding it (over the cluster's bus).
-   * `here` resolves once the call has ended; `sent` once the holder was told.
+   * `here` resolves once the call has ended; `sent` once the holder was told. Rejects with a
+   * retryable 503 AppError when the cluster cannot be asked (Redis away) and the call is not here.
    */
   async hangup(uuid: string, cause: EndCause = 'local-hangup'): Promise<HangupResult> {
     const local = this.calls.get(uuid);
@@ -76,10 +78,15 @@ export class CallRegistry {
       await local.close(cause);
       return 'here';
     }
-    const node = await this.cluster.directory.locate(uuid);
-    if (node === undefined || node === this.cluster.nodeId) return 'not-found';
-    const heard = await this.cluster.bus.publish(node, { type: 'hangup', uuid, cause });
-    return heard > 0 ? 'sent' : 'not-found';
+    try {
+      const node = await this.cluster.directory.locate(uuid);
+      if (node === undefined || node === this.cluster.nodeId) return 'not-found';
+      const heard = await this.cluster.bus.publish(node, { type: 'hangup', uuid, cause });
+      return heard > 0 ? 'sent' : 'not-found';
+    } catch {
+      // Redis away: whether another node holds the call cannot be known; worth a retry.
+      throw new AppError('The service cannot reach the node holding this call right now.', 503, 'CLUSTER_UNAVAILABLE', true);
+    }
   }
 
   /** Stops listening to the cluster (the engine is closing). */

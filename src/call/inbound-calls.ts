@@ -45,7 +45,7 @@ export interface InboundGate {
    * One new call on `trunk` against the new-call rates: undefined when admitted, else the
    * Retry-After (seconds) for its 503.
    */
-  callRate(trunk: ProvisionedTrunk): number | undefined;
+  callRate(trunk: ProvisionedTrunk): Promise<number | undefined> | number | undefined;
 }
 
 const reasonHeader = (value: string): SipHeader => ({ name: 'reason', value });
@@ -83,7 +83,7 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
   }
   // Only authorised INVITEs spend the trunk's tokens (a stranger cannot drain them), and before
   // any store work, live-call slot or RTP port: a flood costs a 503 each and nothing else.
-  const retryAfterS = gate.callRate(trunk);
+  const retryAfterS = await gate.callRate(trunk);
   if (retryAfterS !== undefined) {
     incoming.reject(503, 'Service Unavailable', [
       { name: 'retry-after', value: String(retryAfterS) },

@@ -57,6 +57,20 @@ export interface BanStore {
   list(max: number): Promise<Array<{ ip: string; leftMs: number }>>;
 }
 
+/** A new-call token bucket: sustained calls per second, and how many at once from full. */
+export interface BucketRate {
+  perSec: number;
+  burst: number;
+}
+
+/**
+ * New-call rates across nodes: one token from each named bucket, or none. Returns undefined when
+ * taken, else the bucket (its index in `buckets`) that refused and ms until it has a token.
+ */
+export interface SharedBuckets {
+  take(buckets: ReadonlyArray<{ name: string; rate: BucketRate }>, nowMs: number): Promise<{ index: number; waitMs: number } | undefined>;
+}
+
 export interface Cluster {
   readonly nodeId: string;
   /** True when state is shared with other nodes (Redis); false: this process only. */
@@ -67,6 +81,8 @@ export interface Cluster {
   readonly directory: CallDirectory;
   readonly bus: ClusterBus;
   readonly bans: BanStore;
+  /** Absent: new-call rates are this node's own (memory); present: the service's. */
+  readonly buckets?: SharedBuckets;
   /**
    * True for exactly one caller per `key` within `ttlMs` across the service: the node that gets it
    * does the work (ends an inactive conversation, say); the others leave it.

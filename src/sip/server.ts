@@ -15,7 +15,7 @@ import { CallRecorder } from '../call/call-record.ts';
 import { CallRegistry } from '../call/call-registry.ts';
 import type { CallEngine, CallEnv, CallLimits } from '../call/call-env.ts';
 import { handleInboundInvite, type InboundGate } from '../call/inbound-calls.ts';
-import { CallRateLimiter, retryAfterSeconds, type CallRate } from '../call/call-rate-limit.ts';
+import { CallRateLimiter, retryAfterSeconds, type CallRate, type RateVerdict } from '../call/call-rate-limit.ts';
 import { OutboundDialer } from '../call/outbound-dialer.ts';
 import { PortPool } from '../media/port-pool.ts';
 import { rtpIoFor } from '../media/rtp-io/index.ts';
@@ -231,13 +231,15 @@ export class SipServer {
     this.dialer = new OutboundDialer(this.env, ua);
     const rates = { ...DEFAULT_CALL_RATE, ...opts.callRate };
     const limiter = new CallRateLimiter({ perTrunk: rates.perTrunk, process: rates.process }, clock.monotonic());
+    // With a shared cluster the trunk buckets live in Redis; this one holds the process rate alone.
+    const processLimiter = new CallRateLimiter({ perTrunk: { perSec: 0, burst: 1 }, process: rates.process }, clock.monotonic());
     const gate: InboundGate = {
       origin: (req, source) => this.proxies.origin(req, source),
       trusting: (ip) => new Set([...opts.trunks.findInboundBySource(ip).map((t) => t.inboundTrunkId), ...this.registrations.trusting(ip)]),
       auth: new TrunkAuthenticator(clock, publicHost),
       strike: (ip) => this.abuse.strike(ip),
-      callRate: (trunk) => {
-        const verdict = limiter.admit(trunk.inboundTrunkId, clock.monotonic());
+      callRate: async (trunk) => {
+        const verdict = await this.admitCallRate(limiter, processLimiter, rates, trunk.inboundTrunkId);
         if (verdict.ok) return undefined;
         this.rateLimited[verdict.limit]++;
         const trunkLabel = String(trunk.spec.id ?? trunk.inboundTrunkId);
@@ -401,6 +403,26 @@ export class SipServer {
     layer.receiveResponse = (res, source) => {
       if (!this.abuse.isBanned(source.address)) receiveResponse(res, source);
     };
+  }
+
+  /**
+   * One new call against the new-call rates. A trunk's rate is the carrier's contract, so with a
+   * shared cluster it is the service's bucket (it holds whichever node the INVITEs reach); the
+   * process rate is what this box can take and stays this node's own, checked first (a process
+   * token spent on a call the trunk then refuses is the price of not asking Redis on a saturated
+   * node). Redis not answering: this node's trunk buckets decide meanwhile.
+   */
+  private async admitCallRate(local: CallRateLimiter, processOnly: CallRateLimiter, rates: CallRates, trunkKey: string): Promise<RateVerdict> {
+    const shared = this.registry.cluster.buckets;
+    if (!shared || rates.perTrunk.perSec <= 0) return local.admit(trunkKey, this.clock.monotonic());
+    const box = processOnly.admit(trunkKey, this.clock.monotonic());
+    if (!box.ok) return box;
+    try {
+      const refused = await shared.take([{ name: `trunk:${trunkKey}`, rate: rates.perTrunk }], this.clock.now());
+      return refused ? { ok: false, limit: 'trunk', retryAfterMs: refused.waitMs } : { ok: true };
+    } catch {
+      return local.admit(trunkKey, this.clock.monotonic());
+    }
   }
 
   /** A ban this node decided, for every node: recorded (for nodes starting later) and broadcast. */

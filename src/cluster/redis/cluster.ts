@@ -9,9 +9,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decide, MemoryRateLimiter, type RateDecision, type RateLimiter, type RateWindow } from '../../api/rate-limit.ts';
 import type { Clock } from '../../util/clock.ts';
-import type { BanStore, CallCaps, CallDirectory, CallLeases, CapRefusal, Cluster, ClusterBus, ClusterMessage, Envelope } from '../types.ts';
+import type { BanStore, SharedBuckets, CallCaps, CallDirectory, CallLeases, CapRefusal, Cluster, ClusterBus, ClusterMessage, Envelope } from '../types.ts';
 import { connectRedis } from './connection.ts';
-import { ACQUIRE, BEAT, COUNTS, LEAVE, RELEASE, SLIDING_WINDOW } from './scripts.ts';
+import { ACQUIRE, BEAT, COUNTS, LEAVE, RELEASE, SLIDING_WINDOW, TOKEN_BUCKETS } from './scripts.ts';
 
 export interface RedisClusterOptions {
   url: string;
@@ -31,8 +31,10 @@ const CALL_ENTRY_MS = 24 * 3_600_000;
 /** A bus message larger than this is not read (nothing we send comes near). */
 const MAX_MESSAGE_BYTES = 4096;
 
-type Script = 'window' | 'acquire' | 'release' | 'counts' | 'beat' | 'leave';
-const SCRIPTS: Record<Script, string> = { window: SLIDING_WINDOW, acquire: ACQUIRE, release: RELEASE, counts: COUNTS, beat: BEAT, leave: LEAVE };
+type Script = 'window' | 'acquire' | 'release' | 'counts' | 'beat' | 'leave' | 'buckets';
+const SCRIPTS: Record<Script, string> = { window: SLIDING_WINDOW, acquire: ACQUIRE, release: RELEASE, counts: COUNTS, beat: BEAT, leave: LEAVE, buckets: TOKEN_BUCKETS };
+/** Scripts that name their keys (KEYS) rather than reaching them through the nodes set. */
+const KEYED: Partial<Record<Script, number>> = { window: 1 };
 
 export class RedisCluster implements Cluster {
   readonly shared = true;
@@ -41,6 +43,7 @@ export class RedisCluster implements Cluster {
   readonly directory: CallDirectory;
   readonly bus: ClusterBus;
   readonly bans: BanStore;
+  readonly buckets: SharedBuckets;
   private readonly prefix: string;
   private readonly handlers = new Set<(m: Envelope) => void>();
   /** Leases this node holds (or is taking): what a resync writes, what counts while Redis is away. */
@@ -77,6 +80,14 @@ export class RedisCluster implements Cluster {
         return () => this.handlers.delete(handler);
       },
     };
+    this.buckets = {
+      take: async (buckets, nowMs) => {
+        const keys = buckets.map((b) => this.key(`cps:${b.name}`));
+        const args = [nowMs, ...buckets.flatMap((b) => [b.rate.perSec, b.rate.burst])];
+        const [which, waitMs] = (await this.run('buckets', [String(keys.length), ...keys], args)) as [number, number];
+        return which === 0 ? undefined : { index: which - 1, waitMs };
+      },
+    };
     this.bans = {
       put: (ip, banMs) => this.write(() => this.redis.set(this.key(`ban:${ip}`), '1', 'PX', Math.max(1, Math.round(banMs)))),
       list: (max) => this.listBans(max),
@@ -101,7 +112,11 @@ export class RedisCluster implements Cluster {
   }
 
   private async start(): Promise<void> {
-    for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(`sb_${name}`, { numberOfKeys: name === 'window' ? 1 : 0, lua });
+    for (const [name, lua] of Object.entries(SCRIPTS) as Array<[Script, string]>) {
+      // The bucket script takes one or two keys: it is called with their number first.
+      if (name === 'buckets') this.redis.defineCommand(`sb_${name}`, { lua });
+      else this.redis.defineCommand(`sb_${name}`, { numberOfKeys: KEYED[name] ?? 0, lua });
+    }
     this.sub.on('message', (_channel: string, text: string) => this.deliver(text));
     await this.sub.subscribe(this.channel('all'), this.channel(this.nodeId));
     // A node starting under an id holds nothing yet: whatever an earlier run left is dropped.

@@ -116,3 +116,35 @@ redis.call('DEL', p .. 'node:' .. self .. ':alive', p .. 'node:' .. self .. ':le
 redis.call('SREM', p .. 'nodes', self)
 return 1
 `;
+
+/**
+ * New-call token buckets (src/call/call-rate-limit.ts's rule), taken together: a call takes a
+ * token from each bucket or from none. KEYS: the buckets (trunk first). ARGV: now (ms), then
+ * per second and burst of each bucket. Returns {0, 0} when taken, else {which bucket (1-based),
+ * ms until it has a token}; the longest wait wins, the trunk's on a tie.
+ */
+export const TOKEN_BUCKETS = `
+local now = tonumber(ARGV[1])
+local state = {}
+local wait, which = 0, 0
+for i, k in ipairs(KEYS) do
+  local rate, burst = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local v = redis.call('HMGET', k, 'tokens', 'at')
+  local tokens, at = tonumber(v[1]) or burst, tonumber(v[2]) or now
+  if now > at then
+    tokens = math.min(burst, tokens + (now - at) * rate / 1000)
+    at = now
+  end
+  state[i] = {tokens, at, math.ceil(burst * 1000 / rate) + 1000}
+  if tokens < 1 then
+    local w = math.ceil((1 - tokens) * 1000 / rate)
+    if w > wait then wait, which = w, i end
+  end
+end
+if wait > 0 then return {which, wait} end
+for i, k in ipairs(KEYS) do
+  redis.call('HSET', k, 'tokens', tostring(state[i][1] - 1), 'at', tostring(state[i][2]))
+  redis.call('PEXPIRE', k, state[i][3])
+end
+return {0, 0}
+`;

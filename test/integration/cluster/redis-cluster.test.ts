@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/api/app.ts';
 import { API_WINDOWS, MemoryRateLimiter } from '../../../src/api/rate-limit.ts';
 import { CallRegistry } from '../../../src/call/call-registry.ts';
+import { TokenBucket } from '../../../src/call/call-rate-limit.ts';
 import { openCluster } from '../../../src/cluster/index.ts';
 import { RedisCluster } from '../../../src/cluster/redis/cluster.ts';
 import { ManualClock, systemClock } from '../../../src/util/clock.ts';
@@ -92,6 +93,28 @@ describe.skipIf(!redisAvailable)('two nodes on one Redis', () => {
       const expected = memory.hit('k', clock.now());
       expect(await shared.hit('k', clock.now()), `request ${i + 1}`).toEqual(expected);
     }
+  });
+
+  it("a trunk's new-call bucket is one over both nodes, and refills as the in-memory one does", async () => {
+    const prefix = service();
+    const a = await node('node-a', prefix);
+    const b = await node('node-b', prefix);
+    const rate = { perSec: 2, burst: 3 };
+    const clock = new ManualClock();
+    const local = new TokenBucket(rate, clock.now());
+    let refusals = 0;
+    // 40 calls at irregular steps, alternating nodes: every verdict as one bucket in memory gives it.
+    for (let i = 0; i < 40; i++) {
+      clock.advance([0, 100, 700, 40, 1300][i % 5]!);
+      const wait = local.waitMs(clock.now());
+      if (wait === 0) local.take(clock.now());
+      else refusals++;
+      const shared = await (i % 2 === 0 ? a : b).buckets.take([{ name: 'trunk:T1', rate }], clock.now());
+      expect(shared, `call ${i + 1}`).toEqual(wait === 0 ? undefined : { index: 0, waitMs: wait });
+    }
+    expect(refusals).toBeGreaterThan(5);
+    // Another trunk has its own bucket.
+    expect(await b.buckets.take([{ name: 'trunk:T2', rate }], clock.now())).toBeUndefined();
   });
 
   it('live-call caps count both nodes: a slot taken on A refuses B at the cap, and frees for B when A releases it', async () => {

@@ -4,12 +4,12 @@
  * decision is taken on this node's memory instead, so the limits hold per node for the outage and
  * nothing waits or crashes; once Redis is back this node's slots are written to it again.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decide, MemoryRateLimiter, type RateDecision, type RateLimiter, type RateWindow } from '../../api/rate-limit.ts';
 import type { Clock } from '../../util/clock.ts';
-import type { BanStore, SharedBuckets, CallCaps, CallDirectory, CallLeases, CapRefusal, Cluster, ClusterBus, ClusterMessage, Envelope } from '../types.ts';
+import type { BanStore, SharedBuckets, CallCaps, CallDirectory, CallLeases, CapRefusal, Cluster, ClusterBus, Envelope } from '../types.ts';
 import { connectRedis } from './connection.ts';
 import { ACQUIRE, BEAT, COUNTS, LEAVE, RELEASE, SLIDING_WINDOW, TOKEN_BUCKETS } from './scripts.ts';
 
@@ -318,10 +318,3 @@ export class RedisCluster implements Cluster {
     return to === 'all' ? `${this.prefix}bus:all` : `${this.prefix}bus:node:${to}`;
   }
 }
-
-/** A lease id for a call slot taken before the call has a uuid. */
-export function newLeaseId(): string {
-  return randomUUID();
-}
-
-export type { ClusterMessage };

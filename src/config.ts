@@ -173,6 +173,9 @@ const schema = z
     SWITCHBOARD_WEBRTC_PORT_MIN: port.optional(),
     SWITCHBOARD_WEBRTC_PORT_MAX: port.optional(),
     SWITCHBOARD_WEBRTC_ALLOWED_ORIGINS: z.string().default(''),
+    // Several engine nodes as one service (src/cluster, docs/REDIS.md): shared live state in Redis.
+    SWITCHBOARD_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+    SWITCHBOARD_NODE_LEASE_SECONDS: z.coerce.number().int().min(2).max(300).default(10),
     // OpenTelemetry traces (src/telemetry, docs/TRACING.md): off unless an endpoint is set.
     OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
@@ -284,7 +287,15 @@ export interface Config {
    * a lease holder (SWITCHBOARD_NODE_ID, default the host name), and how long a lease lasts
    * unrenewed, i.e. how soon a dead node's work is taken over (SWITCHBOARD_LEASE_SECONDS).
    */
-  cluster: { nodeId: string; leaseTtlMs: number };
+  cluster: {
+    nodeId: string;
+    /** Work leases (docs/WORK-ONCE.md): how long a dead node's sweeps, registrations, leads and webhook attempts stay its own. */
+    leaseTtlMs: number;
+    /** SWITCHBOARD_REDIS_URL: shared live state (docs/REDIS.md); unset, every limit and count stays in this process. */
+    redisUrl?: string | undefined;
+    /** A node that stops beating its Redis presence for this long no longer counts (its calls free their slots). */
+    leaseMs: number;
+  };
   /** OpenTelemetry traces over OTLP/HTTP; `enabled` false (the default) loads nothing (src/telemetry). */
   tracing?: TracingConfig;
   /**
@@ -389,7 +400,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     drainGraceMs: e.SWITCHBOARD_DRAIN_SECONDS * 1000,
     callHeartbeatMs: e.SWITCHBOARD_CALL_HEARTBEAT_SECONDS * 1000,
-    cluster: { nodeId: e.SWITCHBOARD_NODE_ID ?? defaultNodeId(), leaseTtlMs: Math.round(e.SWITCHBOARD_LEASE_SECONDS * 1000) },
+    cluster: {
+      nodeId: e.SWITCHBOARD_NODE_ID ?? defaultNodeId(),
+      leaseTtlMs: Math.round(e.SWITCHBOARD_LEASE_SECONDS * 1000),
+      redisUrl: e.SWITCHBOARD_REDIS_URL,
+      leaseMs: e.SWITCHBOARD_NODE_LEASE_SECONDS * 1000,
+    },
     webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
     tracing: tracingConfig(e),

@@ -12,6 +12,7 @@ import type { OutboundCallPlacer } from './call/outbound-dialer.ts';
 import type { Outbound } from './net/outbound/index.ts';
 import type { ProviderMetrics } from './telemetry/provider-metrics.ts';
 import type { RecordingStorage } from './blobs/recording-storage.ts';
+import type { Cluster } from './cluster/types.ts';
 
 /**
  * What the composition root hands to each part: built once in main.ts (or a test), never a
@@ -55,12 +56,19 @@ export interface AppContext {
    * the data dir's files only (reach it through `recordingsOf(ctx)`).
    */
   recordings?: RecordingStorage;
+  /**
+   * What this node shares with the other nodes of the service (rate limits, call slots, bans,
+   * commands; src/cluster). Absent: this process alone, in memory (tests, one node).
+   */
+  cluster?: Cluster;
 }
 
 /** The calls running on this node, by uuid. */
 export interface LiveCalls {
   get(uuid: string): CallSession | undefined;
   list(): CallSession[];
+  /** Ends a call held by another node of the service (src/cluster); absent: this node only. */
+  hangup?(uuid: string): Promise<'here' | 'sent' | 'not-found'>;
 }
 
 /** The context's live feed, made on first use so every part that asks shares one. */

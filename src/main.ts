@@ -32,6 +32,8 @@ import { DrainPlan, settleBy } from './util/drain-plan.ts';
 import { startTracing } from './telemetry/tracing.ts';
 import { createRecordingStorage } from './blobs/index.ts';
 import { nodeLeases } from './cluster/node-leases.ts';
+import { openCluster } from './cluster/index.ts';
+import { clusterCampaignRunner } from './cluster/campaign-stop.ts';
 
 export interface Engine {
   ctx: AppContext;
@@ -64,8 +66,16 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const catalog = Catalog.load(config);
   // One line per kind of provider: which are usable, which miss a key (named, never shown).
   logProviderStatus(logger, config, catalog);
-  const store = openStore(config.dataDir);
   const clock = systemClock;
+  // Before the store opens: with SWITCHBOARD_REDIS_URL set and Redis unreachable, start-up stops here.
+  const cluster = await openCluster(config, logger, clock);
+  let store: ReturnType<typeof openStore>;
+  try {
+    store = openStore(config.dataDir);
+  } catch (err) {
+    await cluster.close();
+    throw err;
+  }
   const secrets = SecretBox.forDataDir(config.dataDir);
   const ctx: AppContext = {
     config,
@@ -78,6 +88,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     trunks: new InMemoryTrunkRegistry(),
     // Recordings and tapes: under the data dir, archived to the bucket when SWITCHBOARD_S3_BUCKET is set.
     recordings: await createRecordingStorage(config, clock, logger),
+    cluster,
   };
   // Custom tool headers and webhook signing secrets stored in clear by an older build are sealed
   // now (they read either way), and the plaintext is pushed out of the database and -wal files.
@@ -129,6 +140,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   } catch (err) {
     await leases.stop();
     await store.close();
+    await cluster.close();
     await tracing?.shutdown();
     throw err;
   }
@@ -143,6 +155,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
       rtpIo,
       metricsRegistry: metrics.registry,
       liveFeed: liveFeedOf(ctx),
+      cluster,
       ...SipServer.optionsFrom(config),
       registration: { leader: leases.registrar },
     });
@@ -150,6 +163,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     await leases.stop();
     await calls.close();
     await store.close();
+    await cluster.close();
     await tracing?.shutdown();
     throw err;
   }
@@ -176,7 +190,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     // A campaign another node started, or a lead whose node died, is noticed within a third of a lease.
     watchMs: Math.min(5_000, Math.max(200, Math.floor(config.cluster.leaseTtlMs / 3))),
   });
-  ctx.campaignRunner = campaigns.dialer;
+  // A stop through any node's API reaches the node dialling the campaign.
+  const campaignRunner = clusterCampaignRunner(campaigns.dialer, cluster, logger);
+  ctx.campaignRunner = campaignRunner;
   const { app, console: webConsole } = await buildApp(ctx, { metrics });
   // Browser calls: the signalling socket on the API's HTTP server, calls on the SIP server's CallEnv.
   const signalling = new SignallingServer({
@@ -197,6 +213,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
     await app.close();
     await calls.close();
     await store.close();
+    campaignRunner.detach();
+    await cluster.close();
     await tracing?.shutdown();
     throw err;
   }
@@ -255,6 +273,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'chat', chat.stop());
         // Uploads in flight finish or are cut; what is owed stays local and the next start uploads it.
         await upTo(closeEnd, 'recordings', ctx.recordings?.close() ?? Promise.resolve());
+        campaignRunner.detach();
+        // Leaves the service: this node's call slots free at once, not after the lease.
+        await upTo(closeEnd, 'cluster', cluster.close());
         // Given up last: the other nodes take the sweeps and registrations over at once.
         await upTo(closeEnd, 'leases', leases.stop());
         await store.close();

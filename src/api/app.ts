@@ -4,7 +4,8 @@ import type { AppContext } from '../context.ts';
 import { Api } from './route.ts';
 import { authHook } from './auth.ts';
 import { handleError } from './errors.ts';
-import { API_WINDOWS, MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { API_WINDOWS, type RateLimiter } from './rate-limit.ts';
+import { limiterFor } from '../cluster/limiter-for.ts';
 import { openApiDocument } from './openapi.ts';
 import { registerDocsRoutes } from './docs.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -65,7 +66,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     ajv: { customOptions: { coerceTypes: false } },
   });
   const metrics = opts.metrics ?? createMetrics();
-  const limiter = opts.limiter ?? new MemoryRateLimiter(API_WINDOWS);
+  const limiter = opts.limiter ?? limiterFor(ctx.cluster, 'api-key', API_WINDOWS);
   const api = new Api(app, API_PREFIX);
   const served: BuiltApp['served'] = [];
   app.addHook('onRoute', (route) => {

@@ -36,7 +36,7 @@ export function authHook(deps: AuthDeps) {
     const accountId = await deps.accountForKey(key);
     if (accountId === undefined) return unauthorized(reply, 'Invalid API key.');
     request.accountId = accountId;
-    const decision = deps.limiter.hit(`key:${key}`, deps.clock.now());
+    const decision = await deps.limiter.hit(`key:${key}`, deps.clock.now());
     setRateHeaders(reply, decision);
     if (!decision.allowed) {
       return reply.code(429).send({ message: 'Too many requests.', retry_after: decision.retryAfterSec });

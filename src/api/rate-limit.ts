@@ -19,8 +19,41 @@ export interface RateDecision {
   retryAfterSec: number;
 }
 
+/** In memory the answer is at once; a shared limiter (src/cluster) answers after a round trip. */
 export interface RateLimiter {
-  hit(key: string, nowMs: number): RateDecision;
+  hit(key: string, nowMs: number): RateDecision | Promise<RateDecision>;
+}
+
+/**
+ * The decision for one request at `nowMs` given the admitted times of its key within the longest
+ * window (ascending, this request not among them): every window must admit it. Shared by the
+ * memory limiter and the Redis one, so both answer alike to the header.
+ */
+export function decide(windows: readonly RateWindow[], times: readonly number[], nowMs: number): RateDecision {
+  let allowed = true;
+  let retryAtMs = nowMs;
+  let tightest: { limit: number; remaining: number; resetAtMs: number } | undefined;
+  for (const w of windows) {
+    const inWindow = times.filter((t) => t > nowMs - w.windowMs);
+    const oldest = inWindow[0];
+    if (inWindow.length >= w.limit) {
+      allowed = false;
+      // The slot frees when the request `limit` back from the newest leaves the window.
+      const freeing = inWindow[inWindow.length - w.limit]!;
+      retryAtMs = Math.max(retryAtMs, freeing + w.windowMs);
+    }
+    const remaining = Math.max(0, w.limit - inWindow.length - 1);
+    const resetAtMs = (oldest ?? nowMs) + w.windowMs;
+    if (!tightest || remaining < tightest.remaining) tightest = { limit: w.limit, remaining, resetAtMs };
+  }
+  const t = tightest!;
+  return {
+    allowed,
+    limit: t.limit,
+    remaining: allowed ? t.remaining : 0,
+    resetAtMs: allowed ? t.resetAtMs : retryAtMs,
+    retryAfterSec: allowed ? 0 : Math.max(1, Math.ceil((retryAtMs - nowMs) / 1000)),
+  };
 }
 
 /** Keys one limiter remembers at most; past it the least recently seen key is forgotten. */
@@ -58,23 +91,8 @@ export class MemoryRateLimiter implements RateLimiter {
       this.nextSweepAtMs = nowMs + this.longestMs;
     }
     const times = (this.hits.get(key) ?? []).filter((t) => t > nowMs - this.longestMs);
-    let allowed = true;
-    let retryAtMs = nowMs;
-    let tightest: { limit: number; remaining: number; resetAtMs: number } | undefined;
-    for (const w of this.windows) {
-      const inWindow = times.filter((t) => t > nowMs - w.windowMs);
-      const oldest = inWindow[0];
-      if (inWindow.length >= w.limit) {
-        allowed = false;
-        // The slot frees when the request `limit` back from the newest leaves the window.
-        const freeing = inWindow[inWindow.length - w.limit]!;
-        retryAtMs = Math.max(retryAtMs, freeing + w.windowMs);
-      }
-      const remaining = Math.max(0, w.limit - inWindow.length - 1);
-      const resetAtMs = (oldest ?? nowMs) + w.windowMs;
-      if (!tightest || remaining < tightest.remaining) tightest = { limit: w.limit, remaining, resetAtMs };
-    }
-    if (allowed) times.push(nowMs);
+    const decision = decide(this.windows, times, nowMs);
+    if (decision.allowed) times.push(nowMs);
     // Re-inserted at the back: the map stays in order of the last hit, refused ones included,
     // so a client that keeps knocking is the last to be forgotten.
     this.hits.delete(key);
@@ -82,14 +100,7 @@ export class MemoryRateLimiter implements RateLimiter {
       this.hits.set(key, times);
       if (this.hits.size > this.maxKeys) this.hits.delete(this.hits.keys().next().value!);
     }
-    const t = tightest!;
-    return {
-      allowed,
-      limit: t.limit,
-      remaining: allowed ? t.remaining : 0,
-      resetAtMs: allowed ? t.resetAtMs : retryAtMs,
-      retryAfterSec: allowed ? 0 : Math.max(1, Math.ceil((retryAtMs - nowMs) / 1000)),
-    };
+    return decision;
   }
 
   /** Drops keys with no hit in the longest window (hit() does this itself once per window). */

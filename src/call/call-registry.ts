@@ -2,13 +2,34 @@
  * Live calls in this process: the counts the concurrency caps read, the list a drain walks on
  * SIGTERM, and `uuid → session` for anything that must reach a running call. A call is counted
  * from admission (still ringing) so two simultaneous INVITEs cannot both squeeze under a cap.
+ *
+ * Through the cluster (src/cluster) the caps count every node's calls: a slot is reserved
+ * atomically before the call is created (reserve), and `hangup(uuid)` reaches a call whichever
+ * node holds it. Alone (no shared cluster) all of it stays in this process.
  */
+import { randomUUID } from 'node:crypto';
+import { MemoryCluster } from '../cluster/memory.ts';
+import type { CallCaps, CapRefusal, Cluster, Envelope } from '../cluster/types.ts';
+import { systemClock } from '../util/clock.ts';
+import { AppError } from '../util/errors.ts';
 import type { CallSession, EndCause } from './call-session.ts';
 import type { CallMetrics } from '../telemetry/call-metrics.ts';
 import type { LiveFeed } from './live/live-feed.ts';
 
 /** Retry-After (seconds) on a draining node's 503s (INVITE, OPTIONS): about when another node has taken its place. */
 export const DRAIN_RETRY_AFTER_S = 30;
+
+/** A live-call slot held for a call being set up; add() hands it to the call, which frees it on its end. */
+export interface CallSlot {
+  readonly leaseId: string;
+  release(): Promise<void>;
+}
+
+/** Where a hang-up went: the call was here, was sent to the node holding it, or is not live anywhere. */
+export type HangupResult = 'here' | 'sent' | 'not-found';
+
+/** Causes a node may be asked to end a call with (anything else reads as a local hang-up). */
+const REMOTE_CAUSES = new Set<string>(['local-hangup', 'shutdown', 'max-duration']);
 
 export class CallRegistry {
   private readonly calls = new Map<string, CallSession>();
@@ -18,14 +39,73 @@ export class CallRegistry {
   /** RTP datagrams the media lock dropped on calls no longer here. */
   private endedFiltered = 0;
 
+  private readonly slots = new Map<string, CallSlot>();
+  /** Writes to the cluster's directory still on their way (awaited by drain). */
+  private readonly writes = new Set<Promise<void>>();
+  private readonly unsubscribe: () => void;
+  readonly cluster: Cluster;
+
   /**
-   * `metrics`: live and ended calls on /metrics (src/telemetry/call-metrics.ts); `live`: watchers
-   * are told when a call starts, is answered and ends (GET /user/calls/events).
+   * `metrics`: live and ended calls on /metrics (src/telemetry/call-metrics.ts). `cluster`: the
+   * service this node is part of (default: this process alone). `live`: watchers are told when a
+   * call starts, is answered and ends (GET /user/calls/events).
    */
   constructor(
     private readonly metrics?: CallMetrics,
+    cluster?: Cluster,
     private readonly live?: LiveFeed,
-  ) {}
+  ) {
+    this.cluster = cluster ?? MemoryCluster.alone('local', systemClock);
+    this.unsubscribe = this.cluster.bus.subscribe((m) => this.onMessage(m));
+  }
+
+  /**
+   * Takes a live-call slot for a call of `accountId` on `trunkKey` when the caps allow it, counted
+   * over every node of the service: atomic, so two INVITEs on two nodes cannot both take the last
+   * slot. Returns which cap refused otherwise. The slot is the call's once add() has it; release
+   * it yourself if the call is never added.
+   */
+  async reserve(accountId: number, trunkKey: string, caps: CallCaps): Promise<CallSlot | CapRefusal> {
+    const leaseId = randomUUID();
+    const verdict = await this.cluster.leases.acquire(leaseId, accountId, trunkKey, caps);
+    if (verdict !== 'ok') return verdict;
+    let released: Promise<void> | undefined;
+    return { leaseId, release: () => (released ??= this.cluster.leases.release(leaseId)) };
+  }
+
+  /**
+   * Ends a live call wherever it runs: here, or on the node holding it (over the cluster's bus).
+   * `here` resolves once the call has ended; `sent` once the holder was told. Rejects with a
+   * retryable 503 AppError when the cluster cannot be asked (Redis away) and the call is not here.
+   */
+  async hangup(uuid: string, cause: EndCause = 'local-hangup'): Promise<HangupResult> {
+    const local = this.calls.get(uuid);
+    if (local) {
+      await local.close(cause);
+      return 'here';
+    }
+    try {
+      const node = await this.cluster.directory.locate(uuid);
+      if (node === undefined || node === this.cluster.nodeId) return 'not-found';
+      const heard = await this.cluster.bus.publish(node, { type: 'hangup', uuid, cause });
+      return heard > 0 ? 'sent' : 'not-found';
+    } catch {
+      // Redis away: whether another node holds the call cannot be known; worth a retry.
+      throw new AppError('The service cannot reach the node holding this call right now.', 503, 'CLUSTER_UNAVAILABLE', true);
+    }
+  }
+
+  /** Stops listening to the cluster (the engine is closing). */
+  close(): void {
+    this.unsubscribe();
+  }
+
+  private onMessage(m: Envelope): void {
+    if (m.type !== 'hangup' || typeof m.uuid !== 'string') return;
+    const session = this.calls.get(m.uuid);
+    if (!session) return;
+    void session.close(REMOTE_CAUSES.has(m.cause) ? (m.cause as EndCause) : 'local-hangup');
+  }
 
   get size(): number {
     return this.calls.size;
@@ -64,10 +144,15 @@ export class CallRegistry {
     return n;
   }
 
-  /** Tracks a session until its `ended` event. */
-  add(session: CallSession): void {
-    if (this.calls.has(session.uuid)) return;
+  /** Tracks a session until its `ended` event; `slot` (from reserve) is freed when it ends. */
+  add(session: CallSession, slot?: CallSlot): void {
+    if (this.calls.has(session.uuid)) {
+      if (slot) this.track(slot.release());
+      return;
+    }
     this.calls.set(session.uuid, session);
+    if (slot) this.slots.set(session.uuid, slot);
+    if (this.cluster.shared) this.track(this.cluster.directory.place(session.uuid));
     bump(this.byAccount, session.accountId, 1);
     bump(this.byTrunk, session.trunkKey, 1);
     this.metrics?.track(session);
@@ -90,6 +175,17 @@ export class CallRegistry {
     this.endedFiltered += session.media.stats().droppedByFilter;
     bump(this.byAccount, session.accountId, -1);
     bump(this.byTrunk, session.trunkKey, -1);
+    const slot = this.slots.get(session.uuid);
+    this.slots.delete(session.uuid);
+    if (slot) this.track(slot.release());
+    if (this.cluster.shared) this.track(this.cluster.directory.forget(session.uuid));
+  }
+
+  /** Keeps a handle on a cluster write so drain() can wait for it; its failure is the cluster's to log. */
+  private track(work: Promise<void>): void {
+    const w = work.catch(() => undefined);
+    this.writes.add(w);
+    void w.finally(() => this.writes.delete(w));
   }
 
   /**
@@ -105,6 +201,7 @@ export class CallRegistry {
     }
     const hungUp = this.list();
     await Promise.all(hungUp.map((c) => c.close(cause)));
+    await Promise.all([...this.writes]);
     return { byes: Promise.all(hungUp.map((c) => c.byeSettled)).then(() => undefined) };
   }
 }

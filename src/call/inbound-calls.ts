@@ -23,7 +23,7 @@ import { maxDurationMs, mediaOptionsOf, type CallEnv } from './call-env.ts';
 import { DRAIN_RETRY_AFTER_S } from './call-registry.ts';
 import { CallSession, type EndCause } from './call-session.ts';
 import { runDiagnostics } from './diagnostics-engine.ts';
-import { admit, routeInvite, type DiagnosticMode } from './inbound-router.ts';
+import { admit, capRefusal, routeInvite, type DiagnosticMode } from './inbound-router.ts';
 import { toE164, userOf } from './numbers.ts';
 
 /** `address:port`, an IPv6 address in brackets. */
@@ -47,7 +47,7 @@ export interface InboundGate {
    * One new call on `trunk` against the new-call rates: undefined when admitted, else the
    * Retry-After (seconds) for its 503.
    */
-  callRate(trunk: ProvisionedTrunk): number | undefined;
+  callRate(trunk: ProvisionedTrunk): Promise<number | undefined> | number | undefined;
 }
 
 const reasonHeader = (value: string): SipHeader => ({ name: 'reason', value });
@@ -85,7 +85,7 @@ export async function handleInboundInvite(env: CallEnv, gate: InboundGate, incom
   }
   // Only authorised INVITEs spend the trunk's tokens (a stranger cannot drain them), and before
   // any store work, live-call slot or RTP port: a flood costs a 503 each and nothing else.
-  const retryAfterS = gate.callRate(trunk);
+  const retryAfterS = await gate.callRate(trunk);
   if (retryAfterS !== undefined) {
     incoming.reject(503, 'Service Unavailable', [
       { name: 'retry-after', value: String(retryAfterS) },
@@ -135,32 +135,50 @@ async function admitAndAnswer(
     return;
   }
   if (incoming.state !== 'pending') return; // CANCEL raced the lookups
-
-  const record = await env.recorder.create({ ...base, status: 'ringing' });
-  const media = env.createMedia({ ...mediaOptionsOf(spec), peer: origin.address });
-  const session = new CallSession({
-    recordId: record.id,
-    uuid: record.uuid,
-    direction: 'inbound',
-    accountId: spec.accountId,
-    trunkKey: trunk.inboundTrunkId,
-    assistantId: assistant?.id,
-    media,
-    clock: env.clock,
-    logger: env.logger,
-    recorder: env.recorder,
-    maxDurationMs: maxDurationMs(env, assistant),
-    mode: diagnostic ? 'diagnostic' : (assistant?.mode ?? 'none'),
-    facts: {
-      from: base.fromNumber,
-      to: base.toNumber,
-      trunk: spec.id ?? trunk.inboundTrunkId,
-      remote: `${origin.transport}:${hostPort(origin.address, origin.port)}`,
-      codecs: offeredCodecNames(incoming.offer),
-    },
-    inviteAtMs,
-  });
-  env.registry.add(session);
+  // The caps again, over every node of the service and atomically: the counts above are this node's.
+  const slot = await env.registry.reserve(spec.accountId, trunk.inboundTrunkId, env.limits);
+  if (typeof slot === 'string') {
+    const refusal = capRefusal(slot);
+    incoming.reject(refusal.status, refusal.reason, refusal.reasonHeader ? [reasonHeader(refusal.reasonHeader)] : []);
+    await env.recorder.refused(base, refusal.cause).catch(() => undefined);
+    return;
+  }
+  if (incoming.state !== 'pending') {
+    await slot.release(); // CANCEL raced the reservation
+    return;
+  }
+  let session: CallSession;
+  let media: RtpSession;
+  try {
+    const record = await env.recorder.create({ ...base, status: 'ringing' });
+    media = env.createMedia({ ...mediaOptionsOf(spec), peer: origin.address });
+    session = new CallSession({
+      recordId: record.id,
+      uuid: record.uuid,
+      direction: 'inbound',
+      accountId: spec.accountId,
+      trunkKey: trunk.inboundTrunkId,
+      assistantId: assistant?.id,
+      media,
+      clock: env.clock,
+      logger: env.logger,
+      recorder: env.recorder,
+      maxDurationMs: maxDurationMs(env, assistant),
+      mode: diagnostic ? 'diagnostic' : (assistant?.mode ?? 'none'),
+      facts: {
+        from: base.fromNumber,
+        to: base.toNumber,
+        trunk: spec.id ?? trunk.inboundTrunkId,
+        remote: `${origin.transport}:${hostPort(origin.address, origin.port)}`,
+        codecs: offeredCodecNames(incoming.offer),
+      },
+      inviteAtMs,
+    });
+  } catch (err) {
+    await slot.release();
+    throw err;
+  }
+  env.registry.add(session, slot);
   session.cancelPending = (cause: EndCause) => {
     if (cause === 'cancelled') return; // the CANCEL already answered the INVITE with 487
     incoming.reject(cause === 'shutdown' ? 503 : 480);

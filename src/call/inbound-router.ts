@@ -113,10 +113,8 @@ export function admit(f: AdmissionFacts): Admission {
       return { ok: false, status: 480, reason: 'Temporarily Unavailable', cause: 'no-inbound-assistant' };
     }
   }
-  if (f.activeForAccount >= f.maxPerAccount) {
-    return busy('account-call-limit', 'account concurrent call limit reached');
-  }
-  if (f.activeForTrunk >= f.maxPerTrunk) return busy('trunk-call-limit', 'trunk concurrent call limit reached');
+  if (f.activeForAccount >= f.maxPerAccount) return capRefusal('account');
+  if (f.activeForTrunk >= f.maxPerTrunk) return capRefusal('trunk');
   if (!f.diagnostic && f.balanceMicros < f.minBalanceMicros) {
     return {
       ok: false,
@@ -129,6 +127,11 @@ export function admit(f: AdmissionFacts): Admission {
   return { ok: true };
 }
 
-function busy(cause: string, text: string): Admission {
+/** The refusal of a call over a live-call cap (the same whether this node or the service counted). */
+export function capRefusal(cap: 'account' | 'trunk'): Extract<Admission, { ok: false }> {
+  return cap === 'account' ? busy('account-call-limit', 'account concurrent call limit reached') : busy('trunk-call-limit', 'trunk concurrent call limit reached');
+}
+
+function busy(cause: string, text: string): Extract<Admission, { ok: false }> {
   return { ok: false, status: 486, reason: 'Busy Here', cause, reasonHeader: `SIP;cause=486;text="${text}"` };
 }

@@ -72,6 +72,32 @@ export class OutboundDialer implements OutboundCallPlacer {
     if (!env.repos.ledger.covers(input.accountId, env.limits.minBalanceMicros)) {
       throw new AppError('Insufficient balance to place a call. Please top up your account.', 402, 'INSUFFICIENT_BALANCE');
     }
+    // The caps again, over every node of the service and atomically: the counts above are this node's.
+    const slot = await env.registry.reserve(input.accountId, input.trunk.inboundTrunkId, env.limits);
+    if (typeof slot === 'string') throw new AppError('Too many concurrent calls', 429, 'CALL_LIMIT', true);
+    let session: CallSession;
+    let record: Call;
+    let media: RtpSession;
+    try {
+      ({ session, record, media } = await this.createSession(input));
+    } catch (err) {
+      await slot.release();
+      throw err;
+    }
+    env.registry.add(session, slot);
+    const work = this.dial(session, media, input).catch(async (err: unknown) => {
+      session.log.error({ err: (err as Error).message }, 'outbound call failed');
+      await session.close('error');
+    });
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+    return record;
+  }
+
+  /** The call's record (queued) and its session, not yet live. */
+  private async createSession(input: PlaceCallInput): Promise<{ session: CallSession; record: Call; media: RtpSession }> {
+    const { env } = this;
+    const spec = input.trunk.spec;
     const record = await env.recorder.create({
       accountId: input.accountId,
       direction: 'outbound',
@@ -101,14 +127,7 @@ export class OutboundDialer implements OutboundCallPlacer {
       mode: input.assistant.mode,
       facts: { from: spec.phoneNumber, to: input.to, trunk: spec.id ?? input.trunk.inboundTrunkId, remote: `${spec.transport ?? 'udp'}:${spec.address}`, codecs: OFFERED_CODECS },
     });
-    env.registry.add(session);
-    const work = this.dial(session, media, input).catch(async (err: unknown) => {
-      session.log.error({ err: (err as Error).message }, 'outbound call failed');
-      await session.close('error');
-    });
-    this.pending.add(work);
-    void work.finally(() => this.pending.delete(work));
-    return record;
+    return { session, record, media };
   }
 
   private async dial(session: CallSession, media: RtpSession, input: PlaceCallInput): Promise<void> {

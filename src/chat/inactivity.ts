@@ -13,7 +13,15 @@ export interface SweeperDeps {
   intervalMs?: number;
   /** False while another node holds the sweep lease (docs/WORK-ONCE.md): the timer's passes are skipped. */
   active?: () => boolean;
+  /**
+   * Several nodes sweeping one store: true for the one node that ends a given conversation
+   * (src/cluster claim); absent, this process is the only sweeper.
+   */
+  claim?(key: string, ttlMs: number): Promise<boolean>;
 }
+
+/** How long a node's claim on ending a conversation keeps the others off it. */
+export const END_CLAIM_MS = 60_000;
 
 /**
  * Ends conversations whose inactivity deadline (stored with every message) has passed. The timer
@@ -61,11 +69,16 @@ export class InactivitySweeper {
   private async pass(): Promise<number> {
     const batch = 100;
     let ended = 0;
+    // Failed here, or being ended by another node: not asked for again in this pass.
     const failed = new Set<number>();
     for (;;) {
       const due = (await this.deps.conversations.dueForEnd(this.deps.clock.now(), batch + failed.size)).filter((c) => !failed.has(c.id));
       if (due.length === 0) return ended;
       for (const conv of due) {
+        if (this.deps.claim && !(await this.deps.claim(`inactivity:${conv.id}`, END_CLAIM_MS).catch(() => true))) {
+          failed.add(conv.id);
+          continue;
+        }
         try {
           if (await this.deps.service.end(conv, await this.deps.assistant(conv.assistantId), 'inactivity')) ended++;
         } catch (err) {

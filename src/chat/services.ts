@@ -60,6 +60,8 @@ function buildChatServices(ctx: AppContext): ChatServices {
     clock: ctx.clock,
     logger: ctx.logger,
     active: () => ctx.sweepLease?.held ?? true,
+    // Nodes sharing a store each sweep it: one of them ends each conversation, once.
+    ...(ctx.cluster?.shared ? { claim: (key: string, ttlMs: number) => ctx.cluster!.claim(key, ttlMs) } : {}),
   });
   return {
     llm,

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
-import { MemoryRateLimiter } from '../api/rate-limit.ts';
+import { limiterFor } from '../cluster/limiter-for.ts';
+import type { RateLimiter } from '../api/rate-limit.ts';
 import type { AssistantRecord } from '../store/repos/assistants.ts';
 import type { Conversation } from '../store/repos/conversations.ts';
 import type { WhatsappSender } from '../store/repos/whatsapp-senders.ts';
@@ -30,15 +31,17 @@ export function invalidPhone(): AppError {
  */
 export class WhatsAppService {
   private readonly tasks = new Set<Promise<void>>();
-  /** The spec's 5 freeform sends per second per account. */
-  private readonly freeformLimiter = new MemoryRateLimiter([{ limit: 5, windowMs: 1_000 }]);
+  /** The spec's 5 freeform sends per second per account (service-wide when the cluster is shared). */
+  private readonly freeformLimiter: RateLimiter;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly conversations: ConversationService,
     private readonly events: EventPublisher,
     private readonly twilio: TwilioClient,
-  ) {}
+  ) {
+    this.freeformLimiter = limiterFor(ctx.cluster, 'whatsapp-freeform', [{ limit: 5, windowMs: 1_000 }]);
+  }
 
   /** Where Twilio posts delivery updates for messages we send. */
   statusCallbackUrl(senderId: number): string {
@@ -216,7 +219,7 @@ export class WhatsAppService {
 
   /** The spec's order: rate, phone, sender (exists, online), open session, balance. */
   async sendFreeform(accountId: number, input: { sender_id: number; recipient_phone: string; message: string }) {
-    const rate = this.freeformLimiter.hit(`freeform:${accountId}`, this.ctx.clock.now());
+    const rate = await this.freeformLimiter.hit(`freeform:${accountId}`, this.ctx.clock.now());
     if (!rate.allowed) {
       throw new AppError('Too many requests.', 429, 'RATE_LIMITED', true, { message: 'Too many requests.', retry_after: rate.retryAfterSec });
     }

@@ -124,6 +124,22 @@ export class AbuseGuard {
     this.addStrike(ip, this.state(ip, now), now, 'strikes');
   }
 
+  /**
+   * A ban decided elsewhere (another node of the service) for `forMs` from now: applied as is,
+   * without onBan (it is not news to spread). Trusted sources are never banned, whoever asks.
+   */
+  adopt(ip: string, forMs: number): void {
+    if (this.o.trusted?.(ip)) return;
+    const now = this.o.clock.monotonic();
+    const s = this.state(ip, now);
+    s.bannedUntil = Math.max(s.bannedUntil, now + Math.min(forMs, this.o.banMs));
+  }
+
+  /** How long a ban lasts. */
+  get banMs(): number {
+    return this.o.banMs;
+  }
+
   unban(ip: string): void {
     this.sources.delete(ip);
   }

@@ -16,7 +16,7 @@ import { CallRecorder } from '../call/call-record.ts';
 import { CallRegistry, DRAIN_RETRY_AFTER_S } from '../call/call-registry.ts';
 import type { CallEngine, CallEnv, CallLimits } from '../call/call-env.ts';
 import { handleInboundInvite, type InboundGate } from '../call/inbound-calls.ts';
-import { CallRateLimiter, retryAfterSeconds, type CallRate } from '../call/call-rate-limit.ts';
+import { CallRateLimiter, retryAfterSeconds, type CallRate, type RateVerdict } from '../call/call-rate-limit.ts';
 import { OutboundDialer } from '../call/outbound-dialer.ts';
 import { PortPool } from '../media/port-pool.ts';
 import { rtpIoFor } from '../media/rtp-io/index.ts';
@@ -26,6 +26,7 @@ import type { Repos } from '../store/index.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { DrainPlan, settleBy } from '../util/drain-plan.ts';
 import { AbuseGuard, type AbuseGuardOptions } from './abuse-guard.ts';
+import type { Cluster, Envelope } from '../cluster/types.ts';
 import { countOpenFds, FD_BUDGET_RULE, planFds, readSoftFdLimit } from './fd-budget.ts';
 import { TcpAdmission, type FdBudget } from './tcp-admission.ts';
 import { LoopLag, type LoopDelayMonitor } from './loop-lag.ts';
@@ -75,6 +76,12 @@ export interface SipServerOptions {
   engine?: CallEngine;
   /** Ring before answering inbound calls (default 0). */
   answerDelayMs?: number;
+  /**
+   * The service this node belongs to (src/cluster): live-call caps count every node's calls, a ban
+   * here drops the source on every node, a hang-up reaches the node holding the call. Default:
+   * this process alone.
+   */
+  cluster?: Cluster;
 }
 
 export const DEFAULT_LIMITS: CallLimits = {
@@ -161,6 +168,7 @@ export class SipServer {
   /** SIP_TRUSTED_PROXIES: whose X-Switchboard-Source is believed (trusted-proxies.ts). */
   private readonly proxies: TrustedProxies;
   private lastRateLog = -Infinity;
+  private readonly unsubscribeBans: () => void;
 
   private constructor(ua: UserAgent, opts: SipServerOptions) {
     const clock = opts.clock ?? systemClock;
@@ -176,7 +184,8 @@ export class SipServer {
     // A trusted proxy carries everyone's traffic: it never collects strikes or per-source TCP caps.
     this.trustedSource = (ip) => opts.trunks.findInboundBySource(ip).length > 0 || this.registrations.isRegistrar(ip) || this.proxies.trusts(ip);
     const metrics = createSipMetrics(opts.metricsRegistry);
-    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry), opts.liveFeed);
+    this.registry = new CallRegistry(createCallMetrics(opts.metricsRegistry), opts.cluster, opts.liveFeed);
+    const cluster = this.registry.cluster;
     this.countTraffic(metrics);
     this.abuse = new AbuseGuard({
       clock,
@@ -185,8 +194,10 @@ export class SipServer {
       onBan: (ip, why) => {
         metrics.ban();
         logger.warn({ ip, why }, 'SIP source banned');
+        if (cluster.shared) this.own(this.shareBan(ip, why));
       },
     });
+    this.unsubscribeBans = cluster.bus.subscribe((m) => this.onClusterMessage(m));
     // Before the transport reads or answers anything: banned sources hear nothing, garbage counts.
     ua.useSourceGate({
       admits: (ip) => !this.abuse.isBanned(ip),
@@ -224,13 +235,15 @@ export class SipServer {
     this.dialer = new OutboundDialer(this.env, ua);
     const rates = { ...DEFAULT_CALL_RATE, ...opts.callRate };
     const limiter = new CallRateLimiter({ perTrunk: rates.perTrunk, process: rates.process }, clock.monotonic());
+    // With a shared cluster the trunk buckets live in Redis; this one holds the process rate alone.
+    const processLimiter = new CallRateLimiter({ perTrunk: { perSec: 0, burst: 1 }, process: rates.process }, clock.monotonic());
     const gate: InboundGate = {
       origin: (req, source) => this.proxies.origin(req, source),
       trusting: (ip) => new Set([...opts.trunks.findInboundBySource(ip).map((t) => t.inboundTrunkId), ...this.registrations.trusting(ip)]),
       auth: new TrunkAuthenticator(clock, publicHost),
       strike: (ip) => this.abuse.strike(ip),
-      callRate: (trunk) => {
-        const verdict = limiter.admit(trunk.inboundTrunkId, clock.monotonic());
+      callRate: async (trunk) => {
+        const verdict = await this.admitCallRate(limiter, processLimiter, rates, trunk.inboundTrunkId);
         if (verdict.ok) return undefined;
         this.rateLimited[verdict.limit]++;
         const trunkLabel = String(trunk.spec.id ?? trunk.inboundTrunkId);
@@ -300,6 +313,7 @@ export class SipServer {
     ua.config.host6 = opts.config.sip.publicHost6;
     ua.config.mediaHost = opts.config.rtp.publicHost;
     server = new SipServer(ua, opts);
+    await server.adoptSharedBans();
     server.tcpLimits = tcp.summary;
     server.tls = tls;
     server.registrations.start();
@@ -396,6 +410,56 @@ export class SipServer {
     };
   }
 
+  /**
+   * One new call against the new-call rates. A trunk's rate is the carrier's contract, so with a
+   * shared cluster it is the service's bucket (it holds whichever node the INVITEs reach); the
+   * process rate is what this box can take and stays this node's own, checked first (a process
+   * token spent on a call the trunk then refuses is the price of not asking Redis on a saturated
+   * node). Redis not answering: this node's trunk buckets decide meanwhile.
+   */
+  private async admitCallRate(local: CallRateLimiter, processOnly: CallRateLimiter, rates: CallRates, trunkKey: string): Promise<RateVerdict> {
+    const shared = this.registry.cluster.buckets;
+    if (!shared || rates.perTrunk.perSec <= 0) return local.admit(trunkKey, this.clock.monotonic());
+    const box = processOnly.admit(trunkKey, this.clock.monotonic());
+    if (!box.ok) return box;
+    try {
+      const refused = await shared.take([{ name: `trunk:${trunkKey}`, rate: rates.perTrunk }], this.clock.now());
+      return refused ? { ok: false, limit: 'trunk', retryAfterMs: refused.waitMs } : { ok: true };
+    } catch {
+      return local.admit(trunkKey, this.clock.monotonic());
+    }
+  }
+
+  /** A ban this node decided, for every node: recorded (for nodes starting later) and broadcast. */
+  private async shareBan(ip: string, why: string): Promise<void> {
+    const { cluster } = this.registry;
+    const banMs = this.abuse.banMs;
+    try {
+      await cluster.bans.put(ip, banMs);
+      await cluster.bus.publish('all', { type: 'ban', ip, banMs, why });
+    } catch (err) {
+      // Redis away: the ban holds on this node; the others decide for themselves meanwhile.
+      this.logger.warn({ ip, err: (err as Error).message }, 'SIP ban not shared (Redis did not answer)');
+    }
+  }
+
+  /** Bans another node decided. */
+  private onClusterMessage(m: Envelope): void {
+    if (m.type !== 'ban' || m.from === this.registry.cluster.nodeId) return;
+    if (typeof m.ip !== 'string' || m.ip.length > 64 || !(m.banMs > 0)) return;
+    this.abuse.adopt(m.ip, m.banMs);
+    this.logger.info({ ip: m.ip, why: m.why, node: m.from }, 'SIP source banned by another node');
+  }
+
+  /** The bans in force when this node starts (other nodes decided them before it was here). */
+  private async adoptSharedBans(): Promise<void> {
+    const { cluster } = this.registry;
+    if (!cluster.shared) return;
+    const bans = await cluster.bans.list(10_000).catch(() => []);
+    for (const b of bans) this.abuse.adopt(b.ip, b.leftMs);
+    if (bans.length > 0) this.logger.info({ bans: bans.length }, 'SIP bans of the service adopted');
+  }
+
   /** Why a new call must be refused right now, if it must. */
   private overloaded(): keyof SipServer['shed'] | undefined {
     if (this.registry.size >= this.overload.maxLiveCalls) return 'liveCalls';
@@ -449,6 +513,8 @@ export class SipServer {
       await this.registrations.close(Math.max(0, Math.min(1000, closeEnd - this.clock.now())));
       await this.ua.close();
       this.loopLag?.close();
+      this.unsubscribeBans();
+      this.registry.close();
     })();
     return this.closing;
   }

@@ -11,6 +11,7 @@ import { buildApp } from '../../src/api/app.ts';
 import type { AppContext } from '../../src/context.ts';
 import { dollarsToMicros } from '../../src/util/money.ts';
 import type { Outbound } from '../../src/net/outbound/index.ts';
+import type { Cluster } from '../../src/cluster/types.ts';
 import { LOOPBACK_ALLOW_CIDRS } from './outbound.ts';
 import { assertContract, recordResponses, type RecordedResponse } from './api-contract.ts';
 
@@ -33,7 +34,7 @@ export interface TestApp {
  * (SWITCHBOARD_OUTBOUND_ALLOW_CIDRS; pass it as '' for the engine's default, public addresses
  * only). `outbound` replaces the guard (a scripted DNS).
  */
-export async function testApp(env: Record<string, string> = {}, opts: { outbound?: Outbound } = {}): Promise<TestApp> {
+export async function testApp(env: Record<string, string> = {}, opts: { outbound?: Outbound; cluster?: Cluster } = {}): Promise<TestApp> {
   const clock = new ManualClock();
   const store = openMemoryStore();
   const secrets = new SecretBox(Buffer.alloc(32, 7));
@@ -53,6 +54,7 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
     catalog: Catalog.load(config),
     trunks: new InMemoryTrunkRegistry(),
     ...(opts.outbound && { outbound: opts.outbound }),
+    ...(opts.cluster && { cluster: opts.cluster }),
   };
   const { app } = await buildApp(ctx);
   // Every answer of every test keeps the API document's contract; checked on close.

@@ -112,12 +112,18 @@ export function registerCallLiveRoutes(api: Api, ctx: AppContext): void {
     tags,
     params: idParams,
     response: z.object({ message: z.string(), data: z.object({ id: z.int(), uuid: z.string() }) }),
-    errors: { 409: 'The call is not in progress on this node' },
+    errors: { 409: 'The call is not in progress', 503: 'The node holding the call cannot be reached right now (retry)' },
     async handler({ params, accountId }) {
       const call = await ctx.repos.calls.get(accountId, params.id);
       if (!call) throw new NotFoundError('Call');
       const session = ctx.liveCalls?.get(call.uuid);
-      if (!session || session.accountId !== accountId || session.state === 'ended') throw new ConflictError('The call is not in progress.');
+      if (!session) {
+        // Held by another node of the service? It is told over the cluster's bus (docs/REDIS.md).
+        const remote = call.endAt === null ? await ctx.liveCalls?.hangup?.(call.uuid) : undefined;
+        if (remote === 'sent') return { message: 'Hang-up sent to the node holding the call.', data: { id: call.id, uuid: call.uuid } };
+        throw new ConflictError('The call is not in progress.');
+      }
+      if (session.accountId !== accountId || session.state === 'ended') throw new ConflictError('The call is not in progress.');
       const closing = session.close('local-hangup');
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, HANGUP_WAIT_MS)))]);

@@ -3,7 +3,8 @@ import type { Api } from '../route.ts';
 import type { AppContext } from '../../context.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { chatServices } from '../../chat/services.ts';
-import { API_WINDOWS, MemoryRateLimiter, setRateHeaders } from '../rate-limit.ts';
+import { API_WINDOWS, setRateHeaders } from '../rate-limit.ts';
+import { limiterFor } from '../../cluster/limiter-for.ts';
 import { AppError } from '../../util/errors.ts';
 import { functionCall, timestamp, variablesView } from '../response-schemas.ts';
 import { iso } from '../../store/json.ts';
@@ -59,10 +60,10 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
   // limits per client address, or one visitor could spend an account's balance unchecked.
   // Counted before the body is read or validated: refusing only valid requests would leave a
   // flood of invalid ones free.
-  const anonymous = new MemoryRateLimiter(API_WINDOWS);
-  const limit = (request: FastifyRequest, reply: FastifyReply) => {
+  const anonymous = limiterFor(ctx.cluster, 'api-ip', API_WINDOWS);
+  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.accountId !== 0) return;
-    const d = anonymous.hit(`ip:${request.ip}`, ctx.clock.now());
+    const d = await anonymous.hit(`ip:${request.ip}`, ctx.clock.now());
     setRateHeaders(reply, d);
     if (!d.allowed) {
       throw new AppError('Too many requests.', 429, 'RATE_LIMITED', true, { message: 'Too many requests.', retry_after: d.retryAfterSec });

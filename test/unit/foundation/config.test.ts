@@ -178,4 +178,25 @@ describe('configuration', () => {
   it('treats empty variables as unset', () => {
     expect(loadConfig({ HTTP_PORT: '' }).http.port).toBe(8080);
   });
+
+  it('cluster: alone in memory by default, node id the host name; SWITCHBOARD_REDIS_URL must be redis(s)://, and a bad one is refused without echoing it', () => {
+    const alone = loadConfig({}).cluster!;
+    expect(alone.redisUrl).toBeUndefined();
+    expect(alone.nodeId).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
+    expect(alone.leaseMs).toBe(10_000);
+    const shared = loadConfig({ SWITCHBOARD_REDIS_URL: 'redis://:pw@10.0.0.5:6379/2', SWITCHBOARD_NODE_ID: 'engine-3', SWITCHBOARD_NODE_LEASE_SECONDS: '5' }).cluster;
+    expect(shared).toEqual({ nodeId: 'engine-3', redisUrl: 'redis://:pw@10.0.0.5:6379/2', leaseMs: 5000 });
+    expect(loadConfig({ SWITCHBOARD_REDIS_URL: 'rediss://cache.example.com:6380' }).cluster!.redisUrl).toBe('rediss://cache.example.com:6380');
+    let message = '';
+    try {
+      loadConfig({ SWITCHBOARD_REDIS_URL: 'http://:secretpw@10.0.0.5:6379' });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/SWITCHBOARD_REDIS_URL/);
+    expect(message).not.toContain('secretpw');
+    expect(() => loadConfig({ SWITCHBOARD_NODE_ID: 'a b' })).toThrow(/SWITCHBOARD_NODE_ID/);
+    expect(() => loadConfig({ SWITCHBOARD_NODE_LEASE_SECONDS: '1' })).toThrow(/SWITCHBOARD_NODE_LEASE_SECONDS/);
+  });
 });

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from './config.ts';
 import { preferNativeSrtp } from './media/srtp/srtp-media.ts';
-import { openStore } from './store/db.ts';
+import { openConfiguredStore } from './store/open-store.ts';
 import { createRepos } from './store/index.ts';
 import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
@@ -60,9 +60,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const catalog = Catalog.load(config);
   // One line per kind of provider: which are usable, which miss a key (named, never shown).
   logProviderStatus(logger, config, catalog);
-  const store = openStore(config.dataDir);
+  const { store, secrets } = await openConfiguredStore(config);
   const clock = systemClock;
-  const secrets = SecretBox.forDataDir(config.dataDir);
   const ctx: AppContext = {
     config,
     store,

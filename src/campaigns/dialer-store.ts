@@ -16,6 +16,7 @@ import type { Repos, Store } from '../store/index.ts';
 import type { Campaign } from '../store/repos/campaigns.ts';
 import { toLead, type Lead } from '../store/repos/leads.ts';
 import type { Clock } from '../util/clock.ts';
+import { greatest } from '../store/dialect.ts';
 import type { CallOutcome, DialerStore, InterruptedAttempt, LeadPatch } from './dialer.ts';
 
 /** Call record statuses (call-record.ts) that settle an attempt. */
@@ -78,7 +79,7 @@ export function sqliteDialerStore(
           status: patch.status,
           last_outcome: patch.lastOutcome,
           next_attempt_at: patch.nextAttemptAt,
-          attempts: sql`max(0, attempts + ${patch.attemptsDelta ?? 0})`,
+          attempts: greatest(store.dialect, 0, sql`attempts + ${patch.attemptsDelta ?? 0}`),
           updated_at: clock.now(),
         })
         .where('id', '=', leadId)

@@ -11,6 +11,8 @@ import { historyView, turnHistory } from './history.ts';
 import { WIDGET_MESSAGE_PRICE_MICROS } from '../billing/prices.ts';
 import { textBuiltinTools } from './text-tools.ts';
 import { assertChatModelConfigured, chatFailureDetail, describeChatFailure, GENERIC_CHAT_FAILURE } from './provider-failure.ts';
+import { createRepos } from '../store/index.ts';
+import { inTransaction } from '../store/dialect.ts';
 
 export const TOP_UP_MESSAGE = 'Insufficient balance. Please top up your account to continue.';
 const DEFAULT_INACTIVITY_MINUTES = 30;
@@ -161,27 +163,25 @@ export class ConversationService {
    */
   async end(conv: Conversation, assistant: AssistantRecord | undefined, reason: 'inactivity' | 'assistant'): Promise<boolean> {
     const url = assistant?.config.conversation_ended_webhook_url;
-    const { repos } = this.ctx;
-    const ended = this.ctx.store.sqlite
-      .transaction(() => {
-        if (!repos.conversations.endSync(conv.id, reason)) return false;
-        if (!url) return true;
-        const now = repos.conversations.getByIdSync(conv.id) ?? conv;
-        this.events.enqueueSync(conv.accountId, url, 'conversation.ended', {
-          conversation_id: now.uuid,
-          assistant_id: now.assistantId,
-          type: now.type,
-          reason,
-          ended_at: new Date(now.endedAt ?? this.ctx.clock.now()).toISOString(),
-          last_message_at: new Date(now.lastMessageAt).toISOString(),
-          ...(now.customerIdentifier ? { customer_identifier: now.customerIdentifier } : {}),
-          ...(now.type === 'whatsapp' || now.customerPhone ? { customer: { name: now.customerName, phone: now.customerPhone } } : {}),
-          variables: now.variables,
-          history: historyView(repos.messages.list(conv.id)),
-        });
-        return true;
-      })
-      .immediate();
+    const ended = await inTransaction(this.ctx.store, async (tx) => {
+      const repos = createRepos(tx, this.ctx.clock, this.ctx.secrets);
+      if (!(await repos.conversations.end(conv.id, reason))) return false;
+      if (!url) return true;
+      const now = (await repos.conversations.getById(conv.id)) ?? conv;
+      await this.events.enqueueIn(repos.outbox, conv.accountId, url, 'conversation.ended', {
+        conversation_id: now.uuid,
+        assistant_id: now.assistantId,
+        type: now.type,
+        reason,
+        ended_at: new Date(now.endedAt ?? this.ctx.clock.now()).toISOString(),
+        last_message_at: new Date(now.lastMessageAt).toISOString(),
+        ...(now.customerIdentifier ? { customer_identifier: now.customerIdentifier } : {}),
+        ...(now.type === 'whatsapp' || now.customerPhone ? { customer: { name: now.customerName, phone: now.customerPhone } } : {}),
+        variables: now.variables,
+        history: historyView(await repos.messages.list(conv.id)),
+      });
+      return true;
+    });
     if (ended && url) this.events.kick();
     return ended;
   }

@@ -11,6 +11,8 @@ import type { TwilioClient } from './twilio.ts';
 import { isE164, sessionStatus } from './whatsapp-session.ts';
 import type { TurnResult } from '../agent/types.ts';
 import { assertChatModelConfigured, describeChatFailure } from './provider-failure.ts';
+import { createRepos } from '../store/index.ts';
+import { inTransaction, lockKey } from '../store/dialect.ts';
 
 const DEFAULT_INACTIVITY_MS = 30 * 60_000;
 const BALANCE_MESSAGE = 'Insufficient balance. Please top up your account to send WhatsApp messages.';
@@ -62,40 +64,40 @@ export class WhatsAppService {
     if (!isE164(phone)) return;
     const assistant = sender.assistantId !== null ? await this.ctx.repos.assistants.getById(sender.assistantId) : undefined;
     const limitMs = assistant ? inactivityMs(assistant) : DEFAULT_INACTIVITY_MS;
-    const { conversations, messages } = this.ctx.repos;
-    const stored = this.ctx.store.sqlite
-      .transaction(() => {
-        // Twilio retries a webhook it thinks failed; the same message must not be answered twice.
-        if (sid && messages.findBySid(sid)) return undefined;
-        let conv = conversations.latestWhatsappSync(sender.id, phone);
-        if (!conv) {
-          conv = conversations.create({
-            accountId: sender.accountId,
-            assistantId: sender.assistantId ?? 0,
-            type: 'whatsapp',
-            whatsappSenderId: sender.id,
-            customerPhone: phone,
-            customerName: params.ProfileName || null,
-            inactivityMs: limitMs,
-          });
-        } else if (params.ProfileName && params.ProfileName !== conv.customerName) {
-          conversations.setCustomerNameSync(conv.id, params.ProfileName);
-        }
-        let aiMayAnswer = conv.aiEnabled && assistant !== undefined && sender.status === 'online';
-        if (conv.status === 'ended') {
-          // Without retrigger an ended conversation stays ended: the message is still recorded (it
-          // opens the WhatsApp window for a human) but the AI does not answer.
-          if (assistant?.config.conversation_ended_retrigger) conversations.reopenSync(conv.id, limitMs);
-          else aiMayAnswer = false;
-        }
-        messages.append({
-          conversationId: conv.id,
-          messages: [{ role: 'user', content: text, providerSid: sid, deliveryStatus: 'received' }],
+    const stored = await inTransaction(this.ctx.store, async (tx) => {
+      const { conversations, messages } = createRepos(tx, this.ctx.clock, this.ctx.secrets);
+      // One customer of one sender at a time (PostgreSQL: other nodes' webhooks wait here).
+      await lockKey(tx.db, tx.dialect, `whatsapp-inbound:${sender.id}:${phone}`);
+      // Twilio retries a webhook it thinks failed; the same message must not be answered twice.
+      if (sid && (await messages.findBySid(sid))) return undefined;
+      let conv = await conversations.latestWhatsapp(sender.id, phone);
+      if (!conv) {
+        conv = await conversations.create({
+          accountId: sender.accountId,
+          assistantId: sender.assistantId ?? 0,
+          type: 'whatsapp',
+          whatsappSenderId: sender.id,
+          customerPhone: phone,
+          customerName: params.ProfileName || null,
           inactivityMs: limitMs,
         });
-        return { conversationId: conv.id, aiMayAnswer };
-      })
-      .immediate();
+      } else if (params.ProfileName && params.ProfileName !== conv.customerName) {
+        await conversations.setCustomerName(conv.id, params.ProfileName);
+      }
+      let aiMayAnswer = conv.aiEnabled && assistant !== undefined && sender.status === 'online';
+      if (conv.status === 'ended') {
+        // Without retrigger an ended conversation stays ended: the message is still recorded (it
+        // opens the WhatsApp window for a human) but the AI does not answer.
+        if (assistant?.config.conversation_ended_retrigger) await conversations.reopen(conv.id, limitMs);
+        else aiMayAnswer = false;
+      }
+      await messages.append({
+        conversationId: conv.id,
+        messages: [{ role: 'user', content: text, providerSid: sid, deliveryStatus: 'received' }],
+        inactivityMs: limitMs,
+      });
+      return { conversationId: conv.id, aiMayAnswer };
+    });
     if (stored?.aiMayAnswer && assistant && text.trim() !== '') this.track(this.aiReply(stored.conversationId, sender, assistant));
   }
 

@@ -65,7 +65,7 @@ export interface DialerStore {
   callingLeads(campaignId: number): Promise<Lead[]>;
   interrupted(lead: Lead): Promise<InterruptedAttempt>;
   timeZoneOf(assistantId: number): Promise<string | undefined>;
-  covers(accountId: number, micros: number): boolean;
+  covers(accountId: number, micros: number): boolean | Promise<boolean>;
 }
 
 export interface DialerOptions {
@@ -240,7 +240,7 @@ export class CampaignDialer implements CampaignRunner {
     }
     const cap = Math.max(1, campaign.maxConcurrentCalls);
     while (!run.stopped && run.active.size < cap) {
-      if (!this.store.covers(campaign.accountId, this.o.minBalanceMicros)) {
+      if (!(await this.store.covers(campaign.accountId, this.o.minBalanceMicros))) {
         run.paused = 'balance';
         this.schedule(run, this.o.pollMs);
         return;

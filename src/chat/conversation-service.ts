@@ -36,16 +36,16 @@ export class ConversationService {
   async create(accountId: number, assistantUuid: string, type: 'widget' | 'test', variables: Record<string, unknown> | null | undefined) {
     const assistant = await this.ctx.repos.assistants.getByUuid(assistantUuid);
     if (!assistant || (accountId !== 0 && assistant.accountId !== accountId)) throw new NotFoundError('Assistant');
-    if (type === 'widget' && !this.ctx.repos.ledger.covers(assistant.accountId, WIDGET_MESSAGE_PRICE_MICROS)) {
+    if (type === 'widget' && !await this.ctx.repos.ledger.covers(assistant.accountId, WIDGET_MESSAGE_PRICE_MICROS)) {
       throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     }
     const vars = mergeVariables(assistant.config.variables, variables);
     const opening = initialMessage(assistant.config, vars);
-    const conv = this.ctx.repos.conversations.create(
+    const conv = await this.ctx.repos.conversations.create(
       { accountId: assistant.accountId, assistantId: assistant.id, type, variables: variables ?? null, inactivityMs: inactivityMs(assistant) },
       opening || undefined,
     );
-    return { status: true, conversation_id: conv.uuid, history: historyView(this.ctx.repos.messages.list(conv.id)) };
+    return { status: true, conversation_id: conv.uuid, history: historyView(await this.ctx.repos.messages.list(conv.id)) };
   }
 
   /** A conversation the caller may see: any with no key (UUID as capability), else the account's. */
@@ -59,7 +59,7 @@ export class ConversationService {
     const conv = await this.find(accountId, uuid);
     const out: Record<string, unknown> = {
       status: true,
-      history: historyView(this.ctx.repos.messages.list(conv.id)),
+      history: historyView(await this.ctx.repos.messages.list(conv.id)),
       variables: conv.variables,
     };
     if (conv.externalIdentifier) out.external_identifier = conv.externalIdentifier;
@@ -80,10 +80,10 @@ export class ConversationService {
     const ledger = this.ctx.repos.ledger;
     if (!conv.aiEnabled) {
       // A human has taken over: the message is kept for them, no reply, nothing billed.
-      this.ctx.repos.messages.append({ conversationId: conv.id, messages: [{ role: 'user', content: message }], inactivityMs: inactivityMs(assistant) });
+      await this.ctx.repos.messages.append({ conversationId: conv.id, messages: [{ role: 'user', content: message }], inactivityMs: inactivityMs(assistant) });
       return { status: true, message: '', function_calls: [] };
     }
-    if (price > 0 && !ledger.covers(conv.accountId, price)) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
+    if (price > 0 && !await ledger.covers(conv.accountId, price)) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     let turn: TurnResult;
     try {
       assertChatModelConfigured(this.ctx, assistant);
@@ -95,7 +95,7 @@ export class ConversationService {
       const told = accountId === 0 ? GENERIC_CHAT_FAILURE : describeChatFailure(this.ctx, err);
       throw new AppError(`Failed to process message: ${told}`, 400, 'PROCESSING_FAILED');
     }
-    const stored = this.storeTurn(conv, assistant, message, turn, price > 0 ? { micros: price, reason: 'widget message' } : undefined);
+    const stored = await this.storeTurn(conv, assistant, message, turn, price > 0 ? { micros: price, reason: 'widget message' } : undefined);
     if (!stored) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     if (turn.ended) await this.end(conv, assistant, 'assistant');
     return { status: true, message: turn.reply, function_calls: turn.functionCalls };
@@ -126,10 +126,10 @@ export class ConversationService {
   }
 
   /** `message` null: the customer's message is already stored (WhatsApp stores before replying). */
-  runTurn(conv: Conversation, assistant: AssistantRecord, message: string | null, signal?: AbortSignal): Promise<TurnResult> {
+  async runTurn(conv: Conversation, assistant: AssistantRecord, message: string | null, signal?: AbortSignal): Promise<TurnResult> {
     return this.agent.runTurn({
       assistant,
-      history: turnHistory(this.ctx.repos.messages.list(conv.id), message),
+      history: turnHistory(await this.ctx.repos.messages.list(conv.id), message),
       variables: conv.variables,
       signal,
       channel: 'text',
@@ -138,14 +138,14 @@ export class ConversationService {
   }
 
   /** Stores the customer message and the reply, charging in the same transaction. False: not covered. */
-  storeTurn(
+  async storeTurn(
     conv: Conversation,
     assistant: AssistantRecord,
     message: string,
     turn: TurnResult,
     charge?: { micros: number; reason: string },
-  ): boolean {
-    const res = this.ctx.repos.messages.append({
+  ): Promise<boolean> {
+    const res = await this.ctx.repos.messages.append({
       conversationId: conv.id,
       messages: [
         { role: 'user', content: message },

@@ -113,7 +113,7 @@ export class WhatsAppService {
   private async aiReply(conversationId: number, sender: WhatsappSender, assistant: AssistantRecord): Promise<void> {
     const conv = await this.ctx.repos.conversations.getById(conversationId);
     if (!conv) return;
-    if (!this.ctx.repos.ledger.covers(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) {
+    if (!await this.ctx.repos.ledger.covers(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) {
       this.ctx.logger.warn({ conversationId }, 'no AI reply on WhatsApp: balance too low');
       return;
     }
@@ -147,7 +147,7 @@ export class WhatsAppService {
     reason: string,
   ): Promise<{ messageId: number; sid: string }> {
     const assistant = await this.ctx.repos.assistants.getById(conv.assistantId);
-    const stored = this.ctx.repos.messages.append({
+    const stored = await this.ctx.repos.messages.append({
       conversationId: conv.id,
       messages: [{ role, content: text, functionCalls, deliveryStatus: 'queued' }],
       charge: { accountId: conv.accountId, micros: WHATSAPP_FREEFORM_PRICE_MICROS, reason, reference: `conversation:${conv.uuid}` },
@@ -164,11 +164,11 @@ export class WhatsAppService {
         body: text,
         statusCallback: this.statusCallbackUrl(sender.id),
       });
-      this.ctx.repos.messages.setProviderSid(messageId, sent.sid, sent.status);
+      await this.ctx.repos.messages.setProviderSid(messageId, sent.sid, sent.status);
       return { messageId, sid: sent.sid };
     } catch (err) {
-      this.ctx.repos.messages.setDeliveryStatus(messageId, 'failed');
-      this.ctx.repos.ledger.adjust(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS, 'refund: whatsapp send failed', `message:${messageId}`);
+      await this.ctx.repos.messages.setDeliveryStatus(messageId, 'failed');
+      await this.ctx.repos.ledger.adjust(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS, 'refund: whatsapp send failed', `message:${messageId}`);
       throw new AppError(`Failed to send the WhatsApp message: ${(err as Error).message}`, 502, 'PROVIDER_FAILED', true);
     }
   }
@@ -178,11 +178,11 @@ export class WhatsAppService {
     const sid = params.MessageSid ?? params.SmsSid;
     const status = params.MessageStatus ?? params.SmsStatus;
     if (!sid || !status) return;
-    const msg = this.ctx.repos.messages.findBySid(sid);
+    const msg = await this.ctx.repos.messages.findBySid(sid);
     if (!msg) return;
     const conv = await this.ctx.repos.conversations.getById(msg.conversationId);
     if (!conv || conv.whatsappSenderId !== sender.id) return;
-    this.ctx.repos.messages.setDeliveryStatus(msg.id, status);
+    await this.ctx.repos.messages.setDeliveryStatus(msg.id, status);
     const assistant = await this.ctx.repos.assistants.getById(conv.assistantId);
     const url = assistant && receiptUrl(assistant);
     if (url) {
@@ -231,7 +231,7 @@ export class WhatsAppService {
     if (!conv || !before.can_send_freeform) {
       throw new AppError('The 24-hour session is closed: send a template message instead.', 403, 'SESSION_EXPIRED', false, { session_status: before });
     }
-    if (!this.ctx.repos.ledger.covers(accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
+    if (!await this.ctx.repos.ledger.covers(accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
     const sent = await this.deliver(conv, sender, input.message, 'agent', [], 'whatsapp freeform');
     return {
       success: true,

@@ -85,6 +85,6 @@ export async function postTwilio(
   return { status: res.statusCode, body: res.body };
 }
 
-export function balanceMicros(t: TestApp, accountId: number): number {
-  return t.ctx.repos.ledger.balance(accountId);
+export async function balanceMicros(t: TestApp, accountId: number): Promise<number> {
+  return await t.ctx.repos.ledger.balance(accountId);
 }

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { OutboxRepo } from '../../../src/store/repos/outbox.ts';
 import { chatWorld, type ChatWorld } from './helpers.ts';
 import { verify } from '../../../src/webhooks/signing.ts';
 import { DeliveryWorker } from '../../../src/webhooks/delivery.ts';
@@ -135,7 +136,8 @@ describe('conversation ended by inactivity', () => {
     const first = await conversation();
     const second = await conversation();
     w.t.clock.advance(6 * MIN);
-    const spy = vi.spyOn(w.t.ctx.repos.outbox, 'enqueueSync').mockImplementationOnce(() => {
+    // The service writes the event through an outbox bound to its transaction: fail the next write.
+    const spy = vi.spyOn(OutboxRepo.prototype, 'enqueue').mockImplementationOnce(async () => {
       throw new Error('disk full');
     });
     // The failing one is left for the next sweep; it does not hold up the other.

@@ -35,7 +35,7 @@ describe('billing ledger', () => {
 
     const rows = await ledgerRows(a.id);
     const waConv = (await w.t.ctx.repos.conversations.latestWhatsapp(senderId, '+491701234567'))!;
-    const lostId = Math.max(...w.t.ctx.repos.messages.list(waConv.id).map((m) => m.id));
+    const lostId = Math.max(...(await w.t.ctx.repos.messages.list(waConv.id)).map((m) => m.id));
     expect(rows.map((r) => ({ amount: r.amount_micros, reason: r.reason, reference: r.reference }))).toEqual([
       { amount: 1_000_000, reason: 'test top-up', reference: null },
       { amount: -10_000, reason: 'widget message', reference: `conversation:${widget}` },
@@ -45,8 +45,8 @@ describe('billing ledger', () => {
       { amount: -5_000, reason: 'whatsapp freeform', reference: `conversation:${waConv.uuid}` },
       { amount: 5_000, reason: 'refund: whatsapp send failed', reference: `message:${lostId}` },
     ]);
-    expect(balanceMicros(w.t, a.id)).toBe(rows.reduce((s, r) => s + r.amount_micros, 0));
-    expect(balanceMicros(w.t, a.id)).toBe(1_000_000 - 30_000);
+    expect(await balanceMicros(w.t, a.id)).toBe(rows.reduce((s, r) => s + r.amount_micros, 0));
+    expect(await balanceMicros(w.t, a.id)).toBe(1_000_000 - 30_000);
   });
 
   it('concurrent widget messages and generate-replies at two cents: exactly two are served, never below zero', async () => {
@@ -68,6 +68,6 @@ describe('billing ledger', () => {
       running += r.amount_micros;
       expect(running).toBeGreaterThanOrEqual(0);
     }
-    expect(balanceMicros(w.t, a.id)).toBe(0);
+    expect(await balanceMicros(w.t, a.id)).toBe(0);
   });
 });

@@ -62,7 +62,7 @@ describe('inbound webhook signature', () => {
 
   it('accepts a signed message, answers with the AI through Twilio and charges the send', async () => {
     w.llm.enqueue({ content: 'Hallo Jonas!' });
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await inbound('Hallo');
     expect(res.status).toBe(200);
     expect(res.body).toContain('<Response>');
@@ -77,7 +77,7 @@ describe('inbound webhook signature', () => {
         StatusCallback: `${PUBLIC_URL}/api/webhooks/whatsapp/${senderId}/status`,
       }),
     ]);
-    expect(before - balanceMicros(w.t, a.id)).toBe(5_000);
+    expect(before - await balanceMicros(w.t, a.id)).toBe(5_000);
     const st = await status();
     const view = await w.req(a.key, 'GET', `/conversations/${(await w.t.ctx.repos.conversations.getById(st.body.conversation_id))!.uuid}`);
     expect(view.body).toMatchObject({
@@ -156,7 +156,7 @@ describe('send-freeform', () => {
   it('sends, charges, and returns ids with the updated session status', async () => {
     await inbound('hi');
     await w.chat.whatsapp.idle();
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'A human here.' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -168,7 +168,7 @@ describe('send-freeform', () => {
       session_status: expect.objectContaining({ is_open: true, can_send_freeform: true }),
     });
     expect(w.twilio.sent.at(-1)!.Body).toBe('A human here.');
-    expect(before - balanceMicros(w.t, a.id)).toBe(5_000);
+    expect(before - await balanceMicros(w.t, a.id)).toBe(5_000);
   });
 
   it('every error code, in the spec’s order', async () => {
@@ -200,7 +200,7 @@ describe('send-freeform', () => {
     expect(stranger.status).toBe(403);
     expect(stranger.body).toMatchObject({ error_code: 'SESSION_EXPIRED', session_status: { requires_template: true } });
 
-    w.t.ctx.repos.ledger.setBalance(a.id, 4_000);
+    await w.t.ctx.repos.ledger.setBalance(a.id, 4_000);
     w.t.clock.advance(1000);
     const broke = await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' });
     expect(broke.status).toBe(402);
@@ -213,7 +213,7 @@ describe('send-freeform', () => {
     const b = await w.t.account(1);
     // Expired session, zero balance, offline sender, and another account asking with a bad number.
     w.t.clock.advance(25 * HOUR);
-    w.t.ctx.repos.ledger.setBalance(a.id, 0);
+    await w.t.ctx.repos.ledger.setBalance(a.id, 0);
     await w.t.call(a.key, 'PUT', `/user/whatsapp/senders/${senderId}`, { status: 'offline' });
     expect((await freeform({ sender_id: senderId, recipient_phone: '12345', message: 'x' }, b.key)).body.error_code).toBe('INVALID_PHONE');
     expect((await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' }, b.key)).body.error_code).toBe('SENDER_NOT_FOUND');
@@ -232,10 +232,10 @@ describe('send-freeform', () => {
     const missing = await w.t.call(a.key, 'GET', '/user/whatsapp/session-status');
     expect(missing.status).toBe(422);
     expect(missing.body).toMatchObject({ message: expect.any(String), errors: { sender_id: expect.any(Array), recipient_phone: expect.any(Array) } });
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     await status();
     await status('+15005550006');
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
   });
 
   it('429 {message, retry_after} past 5 sends per second', async () => {
@@ -254,12 +254,12 @@ describe('send-freeform', () => {
   it('a provider failure is refunded', async () => {
     await inbound('hi');
     await w.chat.whatsapp.idle();
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     w.twilio.failNext = 1;
     const res = await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'x' });
     expect(res.status).toBe(502);
     expect(res.body.error_code).toBe('PROVIDER_FAILED');
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
   });
 });
 
@@ -271,9 +271,9 @@ describe('delivery status callbacks', () => {
     const sid = sent.body.message_sid as string;
     const path = `/webhooks/whatsapp/${senderId}/status`;
     expect((await postTwilio(w.t, path, { MessageSid: sid, MessageStatus: 'read' }, null)).status).toBe(403);
-    expect(w.t.ctx.repos.messages.get(sent.body.message_id)!.deliveryStatus).toBe('queued');
+    expect((await w.t.ctx.repos.messages.get(sent.body.message_id))!.deliveryStatus).toBe('queued');
     expect((await postTwilio(w.t, path, { MessageSid: sid, MessageStatus: 'read' }, TOKEN)).status).toBe(200);
-    expect(w.t.ctx.repos.messages.get(sent.body.message_id)!.deliveryStatus).toBe('read');
+    expect((await w.t.ctx.repos.messages.get(sent.body.message_id))!.deliveryStatus).toBe('read');
     await w.chat.delivery.runDue();
     const event = w.sink.received.find((d) => d.path === '/events')!;
     const body = JSON.parse(event.body);
@@ -293,7 +293,7 @@ describe('delivery status callbacks', () => {
     const ok = await freeform({ sender_id: senderId, recipient_phone: CUSTOMER, message: 'one' });
     const path = `/webhooks/whatsapp/${senderId}/status`;
     expect((await postTwilio(w.t, path, { MessageSid: ok.body.message_sid, MessageStatus: 'delivered' }, TOKEN)).status).toBe(200);
-    expect(w.t.ctx.repos.messages.get(ok.body.message_id)!.deliveryStatus).toBe('delivered');
+    expect((await w.t.ctx.repos.messages.get(ok.body.message_id))!.deliveryStatus).toBe('delivered');
     expect((await postTwilio(w.t, path, { MessageSid: ok.body.message_sid, MessageStatus: 'undelivered', ErrorCode: '63016' }, TOKEN)).status).toBe(200);
     expect((await postTwilio(w.t, path, { MessageSid: 'SMunknown', MessageStatus: 'read' }, TOKEN)).status).toBe(200);
     const events = (await w.t.ctx.repos.outbox.list(a.id)).filter((r) => r.eventType === 'message.read_receipt').map((r) => JSON.parse(r.payload).data);
@@ -344,7 +344,7 @@ describe('inbound details', () => {
     await w.chat.whatsapp.idle();
     const convs = await w.t.ctx.store.db.selectFrom('conversations').select('id').execute();
     expect(convs).toHaveLength(1);
-    const texts = w.t.ctx.repos.messages.list(convs[0]!.id).filter((m) => m.role === 'user').map((m) => m.content);
+    const texts = (await w.t.ctx.repos.messages.list(convs[0]!.id)).filter((m) => m.role === 'user').map((m) => m.content);
     expect(texts.sort()).toEqual(['m1', 'm2', 'm3']);
   });
 
@@ -358,12 +358,12 @@ describe('inbound details', () => {
   });
 
   it('an AI reply the balance cannot cover is not generated', async () => {
-    w.t.ctx.repos.ledger.setBalance(a.id, 4_000);
+    await w.t.ctx.repos.ledger.setBalance(a.id, 4_000);
     await inbound('hi');
     await w.chat.whatsapp.idle();
     expect(w.llm.requests).toHaveLength(0);
     expect(w.twilio.sent).toHaveLength(0);
-    expect(balanceMicros(w.t, a.id)).toBe(4_000);
+    expect(await balanceMicros(w.t, a.id)).toBe(4_000);
   });
 });
 

@@ -143,3 +143,6 @@ export async function dropTestDatabase(url: string): Promise<void> {
     await client.end();
   }
 }
+
+/** The backends this machine can run (PostgreSQL drops out, with the warning above, when missing). */
+export const AVAILABLE_BACKENDS: readonly StoreBackend[] = STORE_BACKENDS.filter((b) => b !== 'postgres' || postgresAvailable);

@@ -42,7 +42,10 @@ export async function lockAccount(db: Kysely<Database>, dialect: Store['dialect'
  * The larger of two values, NULL when either is NULL: SQLite's two-argument max(); on
  * PostgreSQL GREATEST, which would skip a NULL, guarded so both backends agree.
  */
-export function greatest(dialect: Store['dialect'], a: RawBuilder<unknown> | number, b: RawBuilder<unknown> | number): RawBuilder<number> {
+export function greatest(dialect: Store['dialect'], x: RawBuilder<unknown> | number, y: RawBuilder<unknown> | number): RawBuilder<number> {
+  // A bare number would be a parameter whose type PostgreSQL cannot infer in `IS NULL`.
+  const a = typeof x === 'number' ? sql.lit(x) : x;
+  const b = typeof y === 'number' ? sql.lit(y) : y;
   return dialect === 'postgres'
     ? sql<number>`(CASE WHEN ${a} IS NULL OR ${b} IS NULL THEN NULL ELSE GREATEST(${a}, ${b}) END)`
     : sql<number>`max(${a}, ${b})`;

@@ -13,6 +13,10 @@ import { MIGRATIONS, type Store } from '../../../src/store/db.ts';
 import { PG_MIGRATIONS } from '../../../src/store/migrations/pg/index.ts';
 import { postgresAvailable, postgresUnavailableReason, STORE_BACKENDS, type StoreBackend } from '../../support/postgres.ts';
 import { openTestStore, type TestStore } from '../../support/test-store.ts';
+import { PostCallSweeper } from '../../../src/call/wiring/sweeper.ts';
+import { sqliteDialerStore } from '../../../src/campaigns/dialer-store.ts';
+import { jsonField } from '../../../src/store/dialect.ts';
+import { createLogger } from '../../../src/util/logger.ts';
 
 const T0 = 1_764_000_000_123; // an epoch-ms timestamp with milliseconds
 
@@ -240,6 +244,38 @@ describe.each(STORE_BACKENDS)('store on %s', (backend) => {
       expect((await repos.whatsappSenders.getById(s.id))?.status).toBe('offline');
       expect(await repos.whatsappSenders.delete(acc.id, s.id)).toBe(true);
       expect(await repos.whatsappSenders.list(acc.id)).toEqual([]);
+    });
+
+    it('the dialect helpers agree: orphan calls close at max(answer, heartbeat), JSON fields, attempts floor at 0', async () => {
+      const { repos, store, clock } = await open(backend);
+      const acc = await repos.accounts.create('Acme');
+      const answered = await repos.calls.create({ accountId: acc.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', status: 'in-progress', inviteAt: T0, answerAt: T0 + 10 } as never);
+      await repos.calls.markAlive([answered.id], T0 + 500);
+      const noBeat = await repos.calls.create({ accountId: acc.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', status: 'in-progress', inviteAt: T0, answerAt: T0 + 20 } as never);
+      const unanswered = await repos.calls.create({ accountId: acc.id, direction: 'inbound', fromNumber: '+1', toNumber: '+2', status: 'ringing', inviteAt: T0 + 1 } as never);
+      // A heartbeat without an answer (SQLite's max(a, NULL) is NULL: the INVITE time wins).
+      await repos.calls.markAlive([unanswered.id], T0 + 900);
+      const sweeper = new PostCallSweeper({ store, assistants: repos.assistants, postCall: {} as never, logger: createLogger('silent'), busy: () => false });
+      expect(await sweeper.closeOrphans(T0 + 1000)).toBe(3);
+      const ends = await Promise.all([answered, noBeat, unanswered].map(async (c) => (await repos.calls.getById(c.id))!));
+      expect(ends.map((c) => [c.status, c.endAt])).toEqual([['completed', T0 + 500], ['completed', T0 + 20], ['failed', T0 + 1]]);
+
+      await repos.calls.update(answered.id, { details: { post_call: { finished_at: 42 } } } as never);
+      const rows = await store.db
+        .selectFrom('calls')
+        .select(['id', jsonField(store.dialect, 'details', ['post_call', 'finished_at']).as('finished')])
+        .orderBy('id')
+        .execute();
+      expect(rows.map((r) => (r.finished === null ? null : Number(r.finished)))).toEqual([42, null, null]);
+
+      const c = await repos.campaigns.create(acc.id, { name: 'C', assistantId: 1, phoneNumberId: 1, maxConcurrentCalls: 1, callingHours: null });
+      await repos.leads.add(acc.id, c.id, [{ phoneNumber: '+15550000001' }]);
+      const dialer = sqliteDialerStore(store, repos, clock);
+      const [lead] = await dialer.dueLeads(c.id, clock.now(), 1);
+      expect(await dialer.claim(lead!.id, 'a1')).toBe(true);
+      expect(await dialer.finish(lead!.id, 'a1', { status: 'pending', lastOutcome: 'busy', nextAttemptAt: T0 + 60_000, attemptsDelta: -5 })).toBe(true);
+      expect((await repos.leads.list(acc.id, c.id, { limit: 1, offset: 0 }))[0]).toMatchObject({ attempts: 0, nextAttemptAt: T0 + 60_000 });
+      expect(await dialer.covers(acc.id, 1)).toBe(false);
     });
 
     it('concurrent charges on one account never overspend (several connections at once)', async () => {

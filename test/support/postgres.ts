@@ -39,7 +39,10 @@ function runDir(): string {
   if (fromSetup) return fromSetup;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-pg-'));
   process.env.SWITCHBOARD_TEST_PG_DIR = dir;
-  process.on('exit', () => stopServer(dir));
+  process.on('exit', () => {
+    stopServer(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
   return dir;
 }
 

@@ -113,10 +113,26 @@ const keyValueList = z.string().superRefine((text, ctx) => {
   }
 });
 
+/** A PostgreSQL connection URL; the message never echoes it (it may hold a password). */
+const postgresUrl = z.string().refine((u) => {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(u).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be a postgres:// or postgresql:// URL');
+
+/** 32 bytes in base64 (e.g. `openssl rand -base64 32`); the message never echoes the key. */
+const secretKey = z.string().refine((k) => /^[A-Za-z0-9+/]+={0,2}$/.test(k.trim()) && Buffer.from(k.trim(), 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)');
+
 const schema = z
   .object({
     SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
     SWITCHBOARD_NODE_ID: z.string().regex(NODE_ID, 'must be 1 to 64 letters, digits, dots, dashes or underscores').optional(),
+    // PostgreSQL instead of the embedded SQLite store (src/store/open-store.ts, docs/POSTGRES.md).
+    SWITCHBOARD_DATABASE_URL: postgresUrl.optional(),
+    // The key sealing secrets at rest; required with PostgreSQL so every node shares it.
+    SWITCHBOARD_SECRET_KEY: secretKey.optional(),
     HTTP_HOST: host.default('0.0.0.0'),
     HTTP_PORT: port.default(8080),
     SIP_HOST: host.default('0.0.0.0'),
@@ -218,6 +234,11 @@ const schema = z
     path: ['SWITCHBOARD_WEBRTC_PORT_MAX'],
     message: 'must be greater than SWITCHBOARD_WEBRTC_PORT_MIN',
   })
+  .refine((c) => c.SWITCHBOARD_DATABASE_URL === undefined || c.SWITCHBOARD_SECRET_KEY !== undefined, {
+    path: ['SWITCHBOARD_SECRET_KEY'],
+    message:
+      'required with SWITCHBOARD_DATABASE_URL: every node sharing the database must seal secrets with the same key (32 bytes in base64, e.g. openssl rand -base64 32)',
+  })
   .refine((c) => c.RTP_PORT_MIN < c.RTP_PORT_MAX, {
     path: ['RTP_PORT_MAX'],
     message: 'must be greater than RTP_PORT_MIN',
@@ -231,6 +252,10 @@ export interface Config {
   dataDir: string;
   /** SWITCHBOARD_NODE_ID (default: the host name): on every call record (`node_id`) and log line (`node`). */
   nodeId: string;
+  /** SWITCHBOARD_DATABASE_URL: PostgreSQL when set, else the SQLite store in `dataDir`. */
+  databaseUrl?: string;
+  /** SWITCHBOARD_SECRET_KEY: the 32-byte sealing key; unset, the data directory's `secret.key`. */
+  secretKey?: Buffer;
   http: { host: string; port: number };
   /**
    * `tls`: SIP over TLS. A listener on `tls.port` (0: ephemeral) when cert and key (PEM files)
@@ -359,6 +384,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   return Object.freeze({
     dataDir: path.resolve(e.SWITCHBOARD_DATA_DIR),
     nodeId: e.SWITCHBOARD_NODE_ID ?? defaultNodeId(),
+    ...(e.SWITCHBOARD_DATABASE_URL !== undefined && { databaseUrl: e.SWITCHBOARD_DATABASE_URL }),
+    ...(e.SWITCHBOARD_SECRET_KEY !== undefined && { secretKey: Buffer.from(e.SWITCHBOARD_SECRET_KEY.trim(), 'base64') }),
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     sip: {
       host: e.SIP_HOST,

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from './config.ts';
 import { preferNativeSrtp } from './media/srtp/srtp-media.ts';
-import { openStore } from './store/db.ts';
+import { openConfiguredStore } from './store/open-store.ts';
 import { createRepos } from './store/index.ts';
 import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
@@ -69,14 +69,14 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   const clock = systemClock;
   // Before the store opens: with SWITCHBOARD_REDIS_URL set and Redis unreachable, start-up stops here.
   const cluster = await openCluster(config, logger, clock);
-  let store: ReturnType<typeof openStore>;
+  let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
   try {
-    store = openStore(config.dataDir);
+    opened = await openConfiguredStore(config);
   } catch (err) {
     await cluster.close();
     throw err;
   }
-  const secrets = SecretBox.forDataDir(config.dataDir);
+  const { store, secrets } = opened;
   const ctx: AppContext = {
     config,
     store,

@@ -118,11 +118,12 @@ async function admitAndAnswer(
     assistantId: assistant?.id ?? null,
     sipCallId: incoming.callId,
   };
+  const balanceMicros = await env.repos.ledger.balance(spec.accountId);
   const verdict = admit({
     diagnostic: diagnostic !== undefined,
     phoneNumberId: phone?.id,
     assistantId: assistant?.id,
-    balanceMicros: env.repos.ledger.balance(spec.accountId),
+    balanceMicros,
     minBalanceMicros: env.limits.minBalanceMicros,
     activeForAccount: env.registry.activeForAccount(spec.accountId),
     activeForTrunk: env.registry.activeForTrunk(trunk.inboundTrunkId),

@@ -69,7 +69,7 @@ export class OutboundDialer implements OutboundCallPlacer {
     if (env.registry.activeForAccount(input.accountId) >= env.limits.maxPerAccount || env.registry.activeForTrunk(input.trunk.inboundTrunkId) >= env.limits.maxPerTrunk) {
       throw new AppError('Too many concurrent calls', 429, 'CALL_LIMIT', true);
     }
-    if (!env.repos.ledger.covers(input.accountId, env.limits.minBalanceMicros)) {
+    if (!await env.repos.ledger.covers(input.accountId, env.limits.minBalanceMicros)) {
       throw new AppError('Insufficient balance to place a call. Please top up your account.', 402, 'INSUFFICIENT_BALANCE');
     }
     // The caps again, over every node of the service and atomically: the counts above are this node's.

@@ -21,6 +21,7 @@ import type { Repos, Store } from '../store/index.ts';
 import type { Campaign } from '../store/repos/campaigns.ts';
 import { toLead, type Lead } from '../store/repos/leads.ts';
 import type { Clock } from '../util/clock.ts';
+import { greatest } from '../store/dialect.ts';
 import type { CallOutcome, DialerStore, InterruptedAttempt, LeadPatch } from './dialer.ts';
 import { NODE_LEASE_PREFIX } from '../cluster/node-leases.ts';
 
@@ -118,8 +119,7 @@ export function sqliteDialerStore(
           status: patch.status,
           last_outcome: patch.lastOutcome,
           next_attempt_at: patch.nextAttemptAt,
-          // CASE, not SQLite's two-argument max(): PostgreSQL has no such function.
-          attempts: sql`CASE WHEN attempts + ${patch.attemptsDelta ?? 0} < 0 THEN 0 ELSE attempts + ${patch.attemptsDelta ?? 0} END`,
+          attempts: greatest(store.dialect, 0, sql`attempts + ${patch.attemptsDelta ?? 0}`),
           updated_at: clock.now(),
           lease_holder: null,
           lease_expires_at: null,

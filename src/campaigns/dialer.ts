@@ -91,7 +91,7 @@ export interface DialerStore {
   callingLeads(campaignId: number): Promise<Lead[]>;
   interrupted(lead: Lead): Promise<InterruptedAttempt>;
   timeZoneOf(assistantId: number): Promise<string | undefined>;
-  covers(accountId: number, micros: number): boolean;
+  covers(accountId: number, micros: number): boolean | Promise<boolean>;
 }
 
 export interface DialerOptions {
@@ -284,7 +284,7 @@ export class CampaignDialer implements CampaignRunner {
     // first does not starve the others; a dead node's share returns when its presence lapses.
     const share = Math.ceil(cap / Math.max(1, await this.store.liveNodes(now)));
     while (!run.stopped && run.active.size < share) {
-      if (!this.store.covers(campaign.accountId, this.o.minBalanceMicros)) {
+      if (!(await this.store.covers(campaign.accountId, this.o.minBalanceMicros))) {
         run.paused = 'balance';
         this.schedule(run, this.o.pollMs);
         return;

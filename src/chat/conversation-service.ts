@@ -11,6 +11,8 @@ import { historyView, turnHistory } from './history.ts';
 import { WIDGET_MESSAGE_PRICE_MICROS } from '../billing/prices.ts';
 import { textBuiltinTools } from './text-tools.ts';
 import { assertChatModelConfigured, chatFailureDetail, describeChatFailure, GENERIC_CHAT_FAILURE } from './provider-failure.ts';
+import { createRepos } from '../store/index.ts';
+import { inTransaction } from '../store/dialect.ts';
 
 export const TOP_UP_MESSAGE = 'Insufficient balance. Please top up your account to continue.';
 const DEFAULT_INACTIVITY_MINUTES = 30;
@@ -34,16 +36,16 @@ export class ConversationService {
   async create(accountId: number, assistantUuid: string, type: 'widget' | 'test', variables: Record<string, unknown> | null | undefined) {
     const assistant = await this.ctx.repos.assistants.getByUuid(assistantUuid);
     if (!assistant || (accountId !== 0 && assistant.accountId !== accountId)) throw new NotFoundError('Assistant');
-    if (type === 'widget' && !this.ctx.repos.ledger.covers(assistant.accountId, WIDGET_MESSAGE_PRICE_MICROS)) {
+    if (type === 'widget' && !await this.ctx.repos.ledger.covers(assistant.accountId, WIDGET_MESSAGE_PRICE_MICROS)) {
       throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     }
     const vars = mergeVariables(assistant.config.variables, variables);
     const opening = initialMessage(assistant.config, vars);
-    const conv = this.ctx.repos.conversations.create(
+    const conv = await this.ctx.repos.conversations.create(
       { accountId: assistant.accountId, assistantId: assistant.id, type, variables: variables ?? null, inactivityMs: inactivityMs(assistant) },
       opening || undefined,
     );
-    return { status: true, conversation_id: conv.uuid, history: historyView(this.ctx.repos.messages.list(conv.id)) };
+    return { status: true, conversation_id: conv.uuid, history: historyView(await this.ctx.repos.messages.list(conv.id)) };
   }
 
   /** A conversation the caller may see: any with no key (UUID as capability), else the account's. */
@@ -57,7 +59,7 @@ export class ConversationService {
     const conv = await this.find(accountId, uuid);
     const out: Record<string, unknown> = {
       status: true,
-      history: historyView(this.ctx.repos.messages.list(conv.id)),
+      history: historyView(await this.ctx.repos.messages.list(conv.id)),
       variables: conv.variables,
     };
     if (conv.externalIdentifier) out.external_identifier = conv.externalIdentifier;
@@ -78,10 +80,10 @@ export class ConversationService {
     const ledger = this.ctx.repos.ledger;
     if (!conv.aiEnabled) {
       // A human has taken over: the message is kept for them, no reply, nothing billed.
-      this.ctx.repos.messages.append({ conversationId: conv.id, messages: [{ role: 'user', content: message }], inactivityMs: inactivityMs(assistant) });
+      await this.ctx.repos.messages.append({ conversationId: conv.id, messages: [{ role: 'user', content: message }], inactivityMs: inactivityMs(assistant) });
       return { status: true, message: '', function_calls: [] };
     }
-    if (price > 0 && !ledger.covers(conv.accountId, price)) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
+    if (price > 0 && !await ledger.covers(conv.accountId, price)) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     let turn: TurnResult;
     try {
       assertChatModelConfigured(this.ctx, assistant);
@@ -93,7 +95,7 @@ export class ConversationService {
       const told = accountId === 0 ? GENERIC_CHAT_FAILURE : describeChatFailure(this.ctx, err);
       throw new AppError(`Failed to process message: ${told}`, 400, 'PROCESSING_FAILED');
     }
-    const stored = this.storeTurn(conv, assistant, message, turn, price > 0 ? { micros: price, reason: 'widget message' } : undefined);
+    const stored = await this.storeTurn(conv, assistant, message, turn, price > 0 ? { micros: price, reason: 'widget message' } : undefined);
     if (!stored) throw new AppError(TOP_UP_MESSAGE, 400, 'INSUFFICIENT_BALANCE');
     if (turn.ended) await this.end(conv, assistant, 'assistant');
     return { status: true, message: turn.reply, function_calls: turn.functionCalls };
@@ -124,10 +126,10 @@ export class ConversationService {
   }
 
   /** `message` null: the customer's message is already stored (WhatsApp stores before replying). */
-  runTurn(conv: Conversation, assistant: AssistantRecord, message: string | null, signal?: AbortSignal): Promise<TurnResult> {
+  async runTurn(conv: Conversation, assistant: AssistantRecord, message: string | null, signal?: AbortSignal): Promise<TurnResult> {
     return this.agent.runTurn({
       assistant,
-      history: turnHistory(this.ctx.repos.messages.list(conv.id), message),
+      history: turnHistory(await this.ctx.repos.messages.list(conv.id), message),
       variables: conv.variables,
       signal,
       channel: 'text',
@@ -136,14 +138,14 @@ export class ConversationService {
   }
 
   /** Stores the customer message and the reply, charging in the same transaction. False: not covered. */
-  storeTurn(
+  async storeTurn(
     conv: Conversation,
     assistant: AssistantRecord,
     message: string,
     turn: TurnResult,
     charge?: { micros: number; reason: string },
-  ): boolean {
-    const res = this.ctx.repos.messages.append({
+  ): Promise<boolean> {
+    const res = await this.ctx.repos.messages.append({
       conversationId: conv.id,
       messages: [
         { role: 'user', content: message },
@@ -161,27 +163,25 @@ export class ConversationService {
    */
   async end(conv: Conversation, assistant: AssistantRecord | undefined, reason: 'inactivity' | 'assistant'): Promise<boolean> {
     const url = assistant?.config.conversation_ended_webhook_url;
-    const { repos } = this.ctx;
-    const ended = this.ctx.store.sqlite
-      .transaction(() => {
-        if (!repos.conversations.endSync(conv.id, reason)) return false;
-        if (!url) return true;
-        const now = repos.conversations.getByIdSync(conv.id) ?? conv;
-        this.events.enqueueSync(conv.accountId, url, 'conversation.ended', {
-          conversation_id: now.uuid,
-          assistant_id: now.assistantId,
-          type: now.type,
-          reason,
-          ended_at: new Date(now.endedAt ?? this.ctx.clock.now()).toISOString(),
-          last_message_at: new Date(now.lastMessageAt).toISOString(),
-          ...(now.customerIdentifier ? { customer_identifier: now.customerIdentifier } : {}),
-          ...(now.type === 'whatsapp' || now.customerPhone ? { customer: { name: now.customerName, phone: now.customerPhone } } : {}),
-          variables: now.variables,
-          history: historyView(repos.messages.list(conv.id)),
-        });
-        return true;
-      })
-      .immediate();
+    const ended = await inTransaction(this.ctx.store, async (tx) => {
+      const repos = createRepos(tx, this.ctx.clock, this.ctx.secrets);
+      if (!(await repos.conversations.end(conv.id, reason))) return false;
+      if (!url) return true;
+      const now = (await repos.conversations.getById(conv.id)) ?? conv;
+      await this.events.enqueueIn(repos.outbox, conv.accountId, url, 'conversation.ended', {
+        conversation_id: now.uuid,
+        assistant_id: now.assistantId,
+        type: now.type,
+        reason,
+        ended_at: new Date(now.endedAt ?? this.ctx.clock.now()).toISOString(),
+        last_message_at: new Date(now.lastMessageAt).toISOString(),
+        ...(now.customerIdentifier ? { customer_identifier: now.customerIdentifier } : {}),
+        ...(now.type === 'whatsapp' || now.customerPhone ? { customer: { name: now.customerName, phone: now.customerPhone } } : {}),
+        variables: now.variables,
+        history: historyView(await repos.messages.list(conv.id)),
+      });
+      return true;
+    });
     if (ended && url) this.events.kick();
     return ended;
   }

@@ -23,7 +23,7 @@ const BALANCE_MESSAGE = 'Insufficient balance. Please top up your account to gen
 export async function generateReply(ctx: AppContext, conversations: ConversationService, accountId: number, input: GenerateReplyInput) {
   const assistant = await ctx.repos.assistants.get(accountId, input.assistant_id);
   if (!assistant) throw new NotFoundError('Assistant', 'ASSISTANT_NOT_FOUND');
-  const { conversation: conv } = ctx.repos.conversations.findOrCreateForCustomer({
+  const { conversation: conv } = await ctx.repos.conversations.findOrCreateForCustomer({
     accountId,
     assistantId: assistant.id,
     type: 'api',
@@ -39,10 +39,10 @@ export async function generateReply(ctx: AppContext, conversations: Conversation
   await conversations.ensureOpen(conv, assistant, 409);
   const base = { conversation_id: conv.uuid, customer_identifier: input.customer_identifier };
   if (!conv.aiEnabled) {
-    ctx.repos.messages.append({ conversationId: conv.id, messages: [{ role: 'user', content: input.message }], inactivityMs: inactivityMs(assistant) });
+    await ctx.repos.messages.append({ conversationId: conv.id, messages: [{ role: 'user', content: input.message }], inactivityMs: inactivityMs(assistant) });
     return { success: true, ...base, reply: '', function_calls: [], ai_disabled: true };
   }
-  if (!ctx.repos.ledger.covers(accountId, GENERATE_REPLY_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
+  if (!await ctx.repos.ledger.covers(accountId, GENERATE_REPLY_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
   let turn: TurnResult;
   try {
     assertChatModelConfigured(ctx, assistant);
@@ -52,7 +52,7 @@ export async function generateReply(ctx: AppContext, conversations: Conversation
     if (err instanceof ProviderNotConfiguredError) throw new AppError(message, err.status, err.code);
     throw new AppError(message, 502, 'PROVIDER_FAILED', true);
   }
-  const charged = conversations.storeTurn(conv, assistant, input.message, turn, { micros: GENERATE_REPLY_PRICE_MICROS, reason: 'generate-reply' });
+  const charged = await conversations.storeTurn(conv, assistant, input.message, turn, { micros: GENERATE_REPLY_PRICE_MICROS, reason: 'generate-reply' });
   if (!charged) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
   if (turn.ended) await conversations.end(conv, assistant, 'assistant');
   return { success: true, ...base, reply: turn.reply, function_calls: turn.functionCalls, ai_disabled: false };

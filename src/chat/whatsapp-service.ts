@@ -12,6 +12,8 @@ import type { TwilioClient } from './twilio.ts';
 import { isE164, sessionStatus } from './whatsapp-session.ts';
 import type { TurnResult } from '../agent/types.ts';
 import { assertChatModelConfigured, describeChatFailure } from './provider-failure.ts';
+import { createRepos } from '../store/index.ts';
+import { inTransaction, lockKey } from '../store/dialect.ts';
 
 const DEFAULT_INACTIVITY_MS = 30 * 60_000;
 const BALANCE_MESSAGE = 'Insufficient balance. Please top up your account to send WhatsApp messages.';
@@ -65,40 +67,40 @@ export class WhatsAppService {
     if (!isE164(phone)) return;
     const assistant = sender.assistantId !== null ? await this.ctx.repos.assistants.getById(sender.assistantId) : undefined;
     const limitMs = assistant ? inactivityMs(assistant) : DEFAULT_INACTIVITY_MS;
-    const { conversations, messages } = this.ctx.repos;
-    const stored = this.ctx.store.sqlite
-      .transaction(() => {
-        // Twilio retries a webhook it thinks failed; the same message must not be answered twice.
-        if (sid && messages.findBySid(sid)) return undefined;
-        let conv = conversations.latestWhatsappSync(sender.id, phone);
-        if (!conv) {
-          conv = conversations.create({
-            accountId: sender.accountId,
-            assistantId: sender.assistantId ?? 0,
-            type: 'whatsapp',
-            whatsappSenderId: sender.id,
-            customerPhone: phone,
-            customerName: params.ProfileName || null,
-            inactivityMs: limitMs,
-          });
-        } else if (params.ProfileName && params.ProfileName !== conv.customerName) {
-          conversations.setCustomerNameSync(conv.id, params.ProfileName);
-        }
-        let aiMayAnswer = conv.aiEnabled && assistant !== undefined && sender.status === 'online';
-        if (conv.status === 'ended') {
-          // Without retrigger an ended conversation stays ended: the message is still recorded (it
-          // opens the WhatsApp window for a human) but the AI does not answer.
-          if (assistant?.config.conversation_ended_retrigger) conversations.reopenSync(conv.id, limitMs);
-          else aiMayAnswer = false;
-        }
-        messages.append({
-          conversationId: conv.id,
-          messages: [{ role: 'user', content: text, providerSid: sid, deliveryStatus: 'received' }],
+    const stored = await inTransaction(this.ctx.store, async (tx) => {
+      const { conversations, messages } = createRepos(tx, this.ctx.clock, this.ctx.secrets);
+      // One customer of one sender at a time (PostgreSQL: other nodes' webhooks wait here).
+      await lockKey(tx.db, tx.dialect, `whatsapp-inbound:${sender.id}:${phone}`);
+      // Twilio retries a webhook it thinks failed; the same message must not be answered twice.
+      if (sid && (await messages.findBySid(sid))) return undefined;
+      let conv = await conversations.latestWhatsapp(sender.id, phone);
+      if (!conv) {
+        conv = await conversations.create({
+          accountId: sender.accountId,
+          assistantId: sender.assistantId ?? 0,
+          type: 'whatsapp',
+          whatsappSenderId: sender.id,
+          customerPhone: phone,
+          customerName: params.ProfileName || null,
           inactivityMs: limitMs,
         });
-        return { conversationId: conv.id, aiMayAnswer };
-      })
-      .immediate();
+      } else if (params.ProfileName && params.ProfileName !== conv.customerName) {
+        await conversations.setCustomerName(conv.id, params.ProfileName);
+      }
+      let aiMayAnswer = conv.aiEnabled && assistant !== undefined && sender.status === 'online';
+      if (conv.status === 'ended') {
+        // Without retrigger an ended conversation stays ended: the message is still recorded (it
+        // opens the WhatsApp window for a human) but the AI does not answer.
+        if (assistant?.config.conversation_ended_retrigger) await conversations.reopen(conv.id, limitMs);
+        else aiMayAnswer = false;
+      }
+      await messages.append({
+        conversationId: conv.id,
+        messages: [{ role: 'user', content: text, providerSid: sid, deliveryStatus: 'received' }],
+        inactivityMs: limitMs,
+      });
+      return { conversationId: conv.id, aiMayAnswer };
+    });
     if (stored?.aiMayAnswer && assistant && text.trim() !== '') this.track(this.aiReply(stored.conversationId, sender, assistant));
   }
 
@@ -114,7 +116,7 @@ export class WhatsAppService {
   private async aiReply(conversationId: number, sender: WhatsappSender, assistant: AssistantRecord): Promise<void> {
     const conv = await this.ctx.repos.conversations.getById(conversationId);
     if (!conv) return;
-    if (!this.ctx.repos.ledger.covers(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) {
+    if (!await this.ctx.repos.ledger.covers(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) {
       this.ctx.logger.warn({ conversationId }, 'no AI reply on WhatsApp: balance too low');
       return;
     }
@@ -148,7 +150,7 @@ export class WhatsAppService {
     reason: string,
   ): Promise<{ messageId: number; sid: string }> {
     const assistant = await this.ctx.repos.assistants.getById(conv.assistantId);
-    const stored = this.ctx.repos.messages.append({
+    const stored = await this.ctx.repos.messages.append({
       conversationId: conv.id,
       messages: [{ role, content: text, functionCalls, deliveryStatus: 'queued' }],
       charge: { accountId: conv.accountId, micros: WHATSAPP_FREEFORM_PRICE_MICROS, reason, reference: `conversation:${conv.uuid}` },
@@ -165,11 +167,11 @@ export class WhatsAppService {
         body: text,
         statusCallback: this.statusCallbackUrl(sender.id),
       });
-      this.ctx.repos.messages.setProviderSid(messageId, sent.sid, sent.status);
+      await this.ctx.repos.messages.setProviderSid(messageId, sent.sid, sent.status);
       return { messageId, sid: sent.sid };
     } catch (err) {
-      this.ctx.repos.messages.setDeliveryStatus(messageId, 'failed');
-      this.ctx.repos.ledger.adjust(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS, 'refund: whatsapp send failed', `message:${messageId}`);
+      await this.ctx.repos.messages.setDeliveryStatus(messageId, 'failed');
+      await this.ctx.repos.ledger.adjust(conv.accountId, WHATSAPP_FREEFORM_PRICE_MICROS, 'refund: whatsapp send failed', `message:${messageId}`);
       throw new AppError(`Failed to send the WhatsApp message: ${(err as Error).message}`, 502, 'PROVIDER_FAILED', true);
     }
   }
@@ -179,11 +181,11 @@ export class WhatsAppService {
     const sid = params.MessageSid ?? params.SmsSid;
     const status = params.MessageStatus ?? params.SmsStatus;
     if (!sid || !status) return;
-    const msg = this.ctx.repos.messages.findBySid(sid);
+    const msg = await this.ctx.repos.messages.findBySid(sid);
     if (!msg) return;
     const conv = await this.ctx.repos.conversations.getById(msg.conversationId);
     if (!conv || conv.whatsappSenderId !== sender.id) return;
-    this.ctx.repos.messages.setDeliveryStatus(msg.id, status);
+    await this.ctx.repos.messages.setDeliveryStatus(msg.id, status);
     const assistant = await this.ctx.repos.assistants.getById(conv.assistantId);
     const url = assistant && receiptUrl(assistant);
     if (url) {
@@ -232,7 +234,7 @@ export class WhatsAppService {
     if (!conv || !before.can_send_freeform) {
       throw new AppError('The 24-hour session is closed: send a template message instead.', 403, 'SESSION_EXPIRED', false, { session_status: before });
     }
-    if (!this.ctx.repos.ledger.covers(accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
+    if (!await this.ctx.repos.ledger.covers(accountId, WHATSAPP_FREEFORM_PRICE_MICROS)) throw new AppError(BALANCE_MESSAGE, 402, 'INSUFFICIENT_BALANCE');
     const sent = await this.deliver(conv, sender, input.message, 'agent', [], 'whatsapp freeform');
     return {
       success: true,

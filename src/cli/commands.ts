@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import { openStore } from '../store/db.ts';
+import { openConfiguredStore } from '../store/open-store.ts';
 import { createRepos } from '../store/index.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseDollars, toDollars } from '../util/money.ts';
@@ -67,11 +67,19 @@ export function announceDataDir(io: CliIo, dataDir: string): string {
   return dataDir;
 }
 
+/** Names the PostgreSQL database in use: host, port and database, never the user or password. */
+export function announceDatabase(io: CliIo, databaseUrl: string): void {
+  const u = new URL(databaseUrl);
+  io.note(`database PostgreSQL ${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`);
+}
+
 async function withStore<T>(io: CliIo, fn: (repos: ReturnType<typeof createRepos>) => Promise<T>): Promise<T> {
-  const dataDir = announceDataDir(io, loadConfig().dataDir);
-  const store = openStore(dataDir);
+  const config = loadConfig();
+  if (config.databaseUrl !== undefined) announceDatabase(io, config.databaseUrl);
+  else announceDataDir(io, config.dataDir);
+  const { store, secrets } = await openConfiguredStore(config);
   try {
-    return await fn(createRepos(store, systemClock));
+    return await fn(createRepos(store, systemClock, secrets));
   } finally {
     await store.close();
   }
@@ -149,19 +157,19 @@ export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown
       if (balance < 0) throw new UsageError('--balance may not be negative');
       return withStore(io, async (repos) => {
         const account = await repos.accounts.create(accountName);
-        if (balance > 0) repos.ledger.adjust(account.id, balance, 'initial balance', 'operator:cli');
+        if (balance > 0) await repos.ledger.adjust(account.id, balance, 'initial balance', 'operator:cli');
         return { account_id: account.id, api_key: await repos.accounts.createKey(account.id) };
       });
     }
     case 'accounts list':
       return withStore(io, async (repos) => ({
-        accounts: (await repos.accounts.list()).map((a) => ({
+        accounts: await Promise.all((await repos.accounts.list()).map(async (a) => ({
           account_id: a.id,
           name: a.name,
-          balance: toDollars(repos.ledger.balance(a.id)),
+          balance: toDollars(await repos.ledger.balance(a.id)),
           active_keys: a.activeKeys,
           created_at: new Date(a.createdAt).toISOString(),
-        })),
+        }))),
       }));
     case 'accounts balance': {
       const id = accountId(values.account);
@@ -171,10 +179,10 @@ export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown
         if (values.set !== undefined) {
           const target = dollars('--set', values.set);
           if (target < 0) throw new UsageError('--set may not be negative');
-          repos.ledger.setBalance(id, target, 'balance set by operator', 'operator:cli');
+          await repos.ledger.setBalance(id, target, 'balance set by operator', 'operator:cli');
         }
-        if (values.add !== undefined) repos.ledger.adjust(id, dollars('--add', values.add), 'top-up by operator', 'operator:cli');
-        return { account_id: id, balance: toDollars(repos.ledger.balance(id)) };
+        if (values.add !== undefined) await repos.ledger.adjust(id, dollars('--add', values.add), 'top-up by operator', 'operator:cli');
+        return { account_id: id, balance: toDollars(await repos.ledger.balance(id)) };
       });
     }
     case 'keys create': {
@@ -220,6 +228,7 @@ export async function run(argv: string[], io: CliIo = stderrIo): Promise<unknown
 
 async function serve(io: CliIo): Promise<undefined> {
   const config = loadConfig();
+  if (config.databaseUrl !== undefined) announceDatabase(io, config.databaseUrl);
   announceDataDir(io, config.dataDir);
   const { startEngine } = await import('../main.ts');
   const engine = await startEngine(config);

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver } from 'kysely';
+import type { DatabaseConnection, Driver } from 'kysely';
 import type { Database } from './schema.ts';
 import { sql as m001 } from './migrations/001-initial.ts';
 import { sql as m002 } from './migrations/002-chat.ts';
@@ -14,39 +15,77 @@ import { sql as m008 } from './migrations/008-call-node.ts';
 import { sql as m009 } from './migrations/009-conversations-by-account.ts';
 import { sql as m010 } from './migrations/010-leases.ts';
 
-/** Ordered migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`. */
-const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010];
+/**
+ * Ordered SQLite migrations; the index + 1 is the schema version recorded in `PRAGMA user_version`.
+ * Each has a PostgreSQL twin of the same number in migrations/pg/.
+ */
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010];
 
+export type StoreDialect = 'sqlite' | 'postgres';
+
+/**
+ * An open store, SQLite or PostgreSQL. The repositories see only `db`: code that must word a
+ * statement differently per backend reads `dialect` (see src/store/dialect.ts).
+ */
 export interface Store {
   db: Kysely<Database>;
-  /** The raw connection, for the few statements that must be single and atomic (money). */
-  sqlite: SQLite.Database;
+  dialect: StoreDialect;
+  /** Where the engine keeps its files (and, without SWITCHBOARD_SECRET_KEY, the sealing key). */
   dataDir: string;
   close(): Promise<void>;
 }
 
+/** The embedded store; `sqlite` is the raw connection, for SQLite-only maintenance (pragmas). */
+export interface SqliteStore extends Store {
+  dialect: 'sqlite';
+  sqlite: SQLite.Database;
+}
+
 /** Opens (creating if needed) the SQLite store under `dataDir`, in WAL mode, migrated to the latest. */
-export function openStore(dataDir: string): Store {
+export function openStore(dataDir: string): SqliteStore {
   fs.mkdirSync(dataDir, { recursive: true });
   const sqlite = new SQLite(path.join(dataDir, 'switchboard.db'));
   return wrap(sqlite, dataDir);
 }
 
 /** An in-memory store for tests. */
-export function openMemoryStore(dataDir = ':memory:'): Store {
+export function openMemoryStore(dataDir = ':memory:'): SqliteStore {
   return wrap(new SQLite(':memory:'), dataDir);
 }
 
-function wrap(sqlite: SQLite.Database, dataDir: string): Store {
+/**
+ * Kysely's SQLite transactions start with a plain BEGIN, which takes the write lock only at the
+ * first write: a transaction that reads then writes could then fail with SQLITE_BUSY against
+ * another process. BEGIN IMMEDIATE takes it at once (and waits out busy_timeout), as the
+ * better-sqlite3 `.immediate()` transactions this store used before did.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: SQLite.Database) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.database });
+  }
+}
+
+function wrap(sqlite: SQLite.Database, dataDir: string): SqliteStore {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   migrate(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite) });
   let closed = false;
   return {
     db,
+    dialect: 'sqlite',
     sqlite,
     dataDir,
     async close() {

@@ -20,7 +20,8 @@ import { AssistantsRepo } from './repos/assistants.ts';
 import { LeasesRepo } from './repos/leases.ts';
 
 /**
- * Every repository, built once per store. A PostgreSQL backend would provide the same shapes.
+ * Every repository, built once per store, SQLite or PostgreSQL alike. Built over a store bound to
+ * a transaction (src/store/dialect.ts inTransaction), every write joins that transaction.
  * `secrets` seals SIP passwords, provider tokens, custom tool headers and webhook signing secrets; it defaults to the data directory's key so
  * the CLI and the engine read each other's secrets. Pass the context's SecretBox when building one.
  */
@@ -29,8 +30,7 @@ export function createRepos(store: Store, clock: Clock, secrets: SecretBox = Sec
     accounts: new AccountsRepo(store, clock, secrets),
     ledger: new LedgerRepo(store, clock),
     conversations: new ConversationsRepo(store, clock),
-    // Its own ledger handle: stateless, and charges must run inside the message transaction.
-    messages: new MessagesRepo(store, clock, new LedgerRepo(store, clock)),
+    messages: new MessagesRepo(store, clock),
     outbox: new OutboxRepo(store, clock),
     folders: new FoldersRepo(store, clock),
     labels: new LabelsRepo(store, clock),
@@ -48,4 +48,4 @@ export function createRepos(store: Store, clock: Clock, secrets: SecretBox = Sec
 }
 
 export type Repos = ReturnType<typeof createRepos>;
-export type { Store } from './db.ts';
+export type { Store, SqliteStore } from './db.ts';

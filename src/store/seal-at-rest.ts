@@ -7,23 +7,37 @@
  * sealed pages into the database file and empties the -wal file.
  */
 import type { Logger } from 'pino';
-import type { Store } from './db.ts';
+import type { SqliteStore, Store } from './db.ts';
 import type { Repos } from './index.ts';
 
 /** Seals what is still in clear; returns how many rows it sealed. */
 export async function sealSecretsAtRest(store: Store, repos: Repos, logger: Logger): Promise<number> {
+  if (store.dialect !== 'sqlite') return sealRows(repos, logger);
+  return sealSqlite(store as SqliteStore, repos, logger);
+}
+
+/**
+ * PostgreSQL rewrites a row as a new tuple; the old one is reclaimed by (auto)vacuum, which the
+ * operator's database runs. A fresh PostgreSQL store never held a plain secret anyway: only
+ * SQLite databases of older builds did.
+ */
+async function sealRows(repos: Repos, logger: Logger): Promise<number> {
+  const headers = await repos.tools.sealPlainHeaders();
+  if (headers > 0) logger.info({ sealed: headers }, 'custom tool headers sealed at rest');
+  const secrets = await repos.accounts.sealPlainWebhookSecrets();
+  if (secrets > 0) logger.info({ sealed: secrets }, 'webhook signing secrets sealed at rest');
+  return headers + secrets;
+}
+
+async function sealSqlite(store: SqliteStore, repos: Repos, logger: Logger): Promise<number> {
   const before = store.sqlite.pragma('secure_delete', { simple: true }) as number;
   store.sqlite.pragma('secure_delete = ON');
-  let headers = 0;
-  let secrets = 0;
+  let sealed = 0;
   try {
-    headers = await repos.tools.sealPlainHeaders();
-    if (headers > 0) logger.info({ sealed: headers }, 'custom tool headers sealed at rest');
-    secrets = await repos.accounts.sealPlainWebhookSecrets();
-    if (secrets > 0) logger.info({ sealed: secrets }, 'webhook signing secrets sealed at rest');
+    sealed = await sealRows(repos, logger);
   } finally {
     store.sqlite.pragma(`secure_delete = ${before ? 'ON' : 'OFF'}`);
   }
-  if (headers + secrets > 0) store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-  return headers + secrets;
+  if (sealed > 0) store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  return sealed;
 }

@@ -27,11 +27,11 @@ export class EventPublisher {
   }
 
   /**
-   * Writes the event without waking the worker, for use inside the caller's SQLite transaction;
-   * call `kick()` once that transaction has committed.
+   * Writes the event through `outbox` (one built over the caller's transaction) without waking
+   * the worker; call `kick()` once that transaction has committed.
    */
-  enqueueSync(accountId: number, url: string, type: EventType, data: Record<string, unknown>): number {
-    return this.outbox.enqueueSync(accountId, type, url, eventBody(type, this.clock.now(), data));
+  async enqueueIn(outbox: OutboxRepo, accountId: number, url: string, type: EventType, data: Record<string, unknown>): Promise<number> {
+    return outbox.enqueue(accountId, type, url, eventBody(type, this.clock.now(), data));
   }
 
   kick(): void {

@@ -13,21 +13,21 @@ import { DELIVERY_OUTCOMES, type DeliveryOutcome } from './delivery.ts';
 export const PENDING_CACHE_MS = 5_000;
 
 /** `read()` at most once per `ttlMs` of `now()`; the value read last in between. */
-export function cachedReading(read: () => number, now: () => number, ttlMs: number): () => number {
+export function cachedReading(read: () => number | Promise<number>, now: () => number, ttlMs: number): () => Promise<number> {
   let value = 0;
   let readAtMs: number | undefined;
-  return () => {
+  return async () => {
     const t = now();
     if (readAtMs === undefined || t - readAtMs >= ttlMs || t < readAtMs) {
-      value = read();
       readAtMs = t;
+      value = await read();
     }
     return value;
   };
 }
 
 export interface WebhookStats {
-  pending(): number;
+  pending(): number | Promise<number>;
   outcomes(): Readonly<Record<DeliveryOutcome, number>>;
 }
 
@@ -38,8 +38,8 @@ export function registerWebhookMetrics(registry: client.Registry, stats: Webhook
     name: 'switchboard_webhook_outbox_pending',
     help: 'Webhook events stored and not yet delivered nor given up',
     registers: [registry],
-    collect() {
-      this.set(pending());
+    async collect() {
+      this.set(await pending());
     },
   });
   new client.Counter({

@@ -71,7 +71,7 @@ export class WebCalls {
     const assistant = await env.repos.assistants.get(accountId, assistantId);
     if (!assistant) throw new WebCallRefused('NOT_FOUND', 'No such assistant');
     if (env.registry.activeForAccount(accountId) >= env.limits.maxPerAccount) throw new WebCallRefused('CALL_LIMIT', 'Too many concurrent calls');
-    if (!env.repos.ledger.covers(accountId, env.limits.minBalanceMicros)) {
+    if (!(await env.repos.ledger.covers(accountId, env.limits.minBalanceMicros))) {
       throw new WebCallRefused('INSUFFICIENT_BALANCE', 'Insufficient balance to place a call. Please top up your account.');
     }
     const record = await env.recorder.create({

@@ -1,6 +1,8 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
-import { openMemoryStore } from '../../src/store/db.ts';
+import { openMemoryStore, type SqliteStore, type Store } from '../../src/store/db.ts';
+import { openTestStore } from './test-store.ts';
+import type { StoreBackend } from './postgres.ts';
 import { createRepos } from '../../src/store/index.ts';
 import { SecretBox } from '../../src/store/secrets.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
@@ -15,9 +17,9 @@ import type { Cluster } from '../../src/cluster/types.ts';
 import { LOOPBACK_ALLOW_CIDRS } from './outbound.ts';
 import { assertContract, recordResponses, type RecordedResponse } from './api-contract.ts';
 
-export interface TestApp {
+export interface TestApp<S extends Store = SqliteStore> {
   app: FastifyInstance;
-  ctx: AppContext;
+  ctx: AppContext & { store: S };
   clock: ManualClock;
   /** Every answer the app sent, checked against /api/openapi.json on close. */
   responses: RecordedResponse[];
@@ -35,8 +37,23 @@ export interface TestApp {
  * only). `outbound` replaces the guard (a scripted DNS).
  */
 export async function testApp(env: Record<string, string> = {}, opts: { outbound?: Outbound; cluster?: Cluster } = {}): Promise<TestApp> {
-  const clock = new ManualClock();
   const store = openMemoryStore();
+  return buildTestApp(store, () => store.close(), env, opts);
+}
+
+/** The same app over a fresh store of `backend` (a new PostgreSQL database for 'postgres'). */
+export async function testAppOn(backend: StoreBackend, env: Record<string, string> = {}, opts: { outbound?: Outbound; cluster?: Cluster } = {}): Promise<TestApp<Store>> {
+  const opened = await openTestStore(backend);
+  return buildTestApp(opened.store, () => opened.close(), env, opts);
+}
+
+async function buildTestApp<S extends Store>(
+  store: S,
+  closeStore: () => Promise<void>,
+  env: Record<string, string>,
+  opts: { outbound?: Outbound; cluster?: Cluster },
+): Promise<TestApp<S>> {
+  const clock = new ManualClock();
   const secrets = new SecretBox(Buffer.alloc(32, 7));
   const config = loadConfig({
     SWITCHBOARD_DATA_DIR: '/tmp/switchboard-test-unused',
@@ -44,7 +61,7 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
     ...env,
   });
-  const ctx: AppContext = {
+  const ctx: AppContext & { store: S } = {
     config,
     store,
     repos: createRepos(store, clock, secrets),
@@ -67,7 +84,7 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
     responses: recorded,
     async account(balanceDollars = 0) {
       const account = await ctx.repos.accounts.create('test account');
-      if (balanceDollars) ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
+      if (balanceDollars) await ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
       return { id: account.id, key: await ctx.repos.accounts.createKey(account.id) };
     },
     async call(key, method, url, body) {
@@ -90,7 +107,7 @@ export async function testApp(env: Record<string, string> = {}, opts: { outbound
         await assertContract(app, recorded);
       } finally {
         await app.close();
-        await store.close();
+        await closeStore();
       }
     },
   };

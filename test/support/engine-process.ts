@@ -167,7 +167,7 @@ export async function seedAccount(dataDir: string, balanceDollars = 10): Promise
   try {
     const repos = createRepos(store, systemClock);
     const row = await repos.accounts.create('lifecycle');
-    repos.ledger.adjust(row.id, dollarsToMicros(balanceDollars), 'test top-up');
+    await repos.ledger.adjust(row.id, dollarsToMicros(balanceDollars), 'test top-up');
     return { id: row.id, key: await repos.accounts.createKey(row.id) };
   } finally {
     await store.close();

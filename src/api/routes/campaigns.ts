@@ -202,7 +202,7 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
     async handler({ params, body, accountId }) {
       const campaign = await own(accountId, params.id);
       if (campaign.status === 'completed') throw new ConflictError('The campaign is completed; create a new campaign for new leads.');
-      const result = ctx.repos.leads.add(
+      const result = await ctx.repos.leads.add(
         accountId,
         campaign.id,
         body.leads.map((l) => ({ phoneNumber: l.phone_number, variables: l.variables ?? null })),
@@ -257,7 +257,7 @@ export function registerCampaignRoutes(api: Api, ctx: AppContext): void {
       const step = transition(campaign.status, action);
       if (!step.ok) throw fail(step.message, 409, step.reason.toUpperCase());
       if (action === 'start') {
-        if (!ctx.repos.ledger.covers(accountId, CAMPAIGN_START_MIN_BALANCE_MICROS)) {
+        if (!await ctx.repos.ledger.covers(accountId, CAMPAIGN_START_MIN_BALANCE_MICROS)) {
           throw fail('Insufficient balance to start the campaign. Please top up your account.', 402, 'INSUFFICIENT_BALANCE');
         }
         if ((await ctx.repos.leads.pendingCount(campaign.id)) === 0) {

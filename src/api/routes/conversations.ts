@@ -138,8 +138,8 @@ export function registerConversationRoutes(api: Api, ctx: AppContext): void {
     tags: ['Conversations'],
     query: listQuery,
     response: z.array(conversationListItem),
-    handler({ query, accountId }) {
-      const rows = ctx.repos.conversations.listForAccount(accountId, {
+    async handler({ query, accountId }) {
+      const rows = await ctx.repos.conversations.listForAccount(accountId, {
         limit: query.limit,
         offset: query.offset,
         ...(query.assistant_id !== undefined && { assistantId: query.assistant_id }),

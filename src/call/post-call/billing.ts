@@ -17,6 +17,8 @@
 import { CALL_PRICE_PER_MINUTE_MICROS } from '../../billing/prices.ts';
 import type { Call } from '../../store/repos/calls.ts';
 import type { PostCallDeps } from './types.ts';
+import { inTransaction, lockAccount } from '../../store/dialect.ts';
+import { LedgerRepo } from '../../store/repos/ledger.ts';
 
 export const CALL_LEDGER_REASON = 'call';
 
@@ -74,8 +76,9 @@ export interface BillingOutcome {
 }
 
 /**
- * Books the call's cost once. The check and the insert run in one IMMEDIATE transaction, so two
- * finishes of the same call (even in two processes sharing the database) cannot both charge.
+ * Books the call's cost once. The check and the insert run in one transaction holding the
+ * account's lock (src/store/dialect.ts), so two finishes of the same call (even in two processes
+ * or nodes sharing the database) cannot both charge.
  * Always (re)writes `cost_micros` from what the ledger holds, repairing a finish that crashed
  * between the two writes.
  */
@@ -84,18 +87,21 @@ export async function billCall(deps: PostCallDeps, call: Call): Promise<BillingO
   const minutes = chargedMinutes(call, endAt);
   const price = minutes * (deps.pricePerMinuteMicros ?? CALL_PRICE_PER_MINUTE_MICROS);
   const reference = callLedgerReference(call.uuid);
-  const find = deps.store.sqlite.prepare(
-    'SELECT amount_micros AS amount FROM ledger WHERE account_id = ? AND reason = ? AND reference = ? LIMIT 1',
-  );
-  const booked = deps.store.sqlite
-    .transaction((): { costMicros: number; charged: boolean } => {
-      const existing = find.get(call.accountId, CALL_LEDGER_REASON, reference) as { amount: number } | undefined;
-      if (existing) return { costMicros: -existing.amount, charged: false };
-      // A free call books no row: nothing to show in the ledger, and nothing to double-charge.
-      if (price > 0) deps.ledger.adjust(call.accountId, -price, CALL_LEDGER_REASON, reference);
-      return { costMicros: price, charged: price > 0 };
-    })
-    .immediate();
+  const booked = await inTransaction(deps.store, async (tx): Promise<{ costMicros: number; charged: boolean }> => {
+    await lockAccount(tx.db, tx.dialect, call.accountId);
+    const existing = await tx.db
+      .selectFrom('ledger')
+      .select('amount_micros as amount')
+      .where('account_id', '=', call.accountId)
+      .where('reason', '=', CALL_LEDGER_REASON)
+      .where('reference', '=', reference)
+      .limit(1)
+      .executeTakeFirst();
+    if (existing) return { costMicros: -existing.amount, charged: false };
+    // A free call books no row: nothing to show in the ledger, and nothing to double-charge.
+    if (price > 0) await new LedgerRepo(tx, deps.clock).adjust(call.accountId, -price, CALL_LEDGER_REASON, reference);
+    return { costMicros: price, charged: price > 0 };
+  });
   if (call.costMicros !== booked.costMicros) await deps.calls.update(call.id, { costMicros: booked.costMicros });
   return { minutes, ...booked };
 }

@@ -26,6 +26,7 @@ import type { EndCause } from '../call-session.ts';
 import { FAILURE_KINDS } from '../failures.ts';
 import type { PostCallDeps } from '../post-call/index.ts';
 import { FINISH_MARKER, finishAndMark } from './finish.ts';
+import { greatest, jsonField } from '../../store/dialect.ts';
 
 export const ORPHAN_END_CAUSE = 'engine-restart';
 
@@ -77,7 +78,7 @@ export class PostCallSweeper {
         status: sql<string>`CASE WHEN answer_at IS NULL THEN 'failed' ELSE 'completed' END`,
         end_cause: ORPHAN_END_CAUSE,
         // SQLite's MAX(a, b) is NULL when either is: no heartbeat falls back to the answer.
-        end_at: sql<number>`COALESCE(MAX(answer_at, last_alive_at), answer_at, invite_at)`,
+        end_at: sql<number>`COALESCE(${greatest(this.deps.store.dialect, sql.ref('answer_at'), sql.ref('last_alive_at'))}, answer_at, invite_at)`,
       })
       .where('end_at', 'is', null)
       .where('invite_at', '<', before)
@@ -152,7 +153,7 @@ export class PostCallSweeper {
       .where('assistant_id', 'is not', null)
       // A call a provider failure ended has `<kind>: <provider> <reason>` (src/call/failures.ts).
       .where((eb) => eb.or([eb('end_cause', 'in', [...SESSION_CAUSES]), ...FAILURE_KINDS.map((k) => eb('end_cause', 'like', `${k}: %`))]))
-      .where(sql<unknown>`json_extract(details, ${`$.${FINISH_MARKER}.finished_at`})`, 'is', null)
+      .where(jsonField(this.deps.store.dialect, 'details', [FINISH_MARKER, 'finished_at']), 'is', null)
       .orderBy('end_at')
       .limit(this.deps.batch ?? 50)
       .execute();

@@ -4,6 +4,7 @@ import type { Store } from '../db.ts';
 import type { ConversationsTable, Database } from '../schema.ts';
 import type { Clock } from '../../util/clock.ts';
 import { fromJson, toJson } from '../json.ts';
+import { inTransaction, isUniqueViolation } from '../dialect.ts';
 
 type Row = Selectable<ConversationsTable>;
 
@@ -53,61 +54,56 @@ export class ConversationsRepo {
   }
 
   /** Creates the conversation and, when given, its opening assistant message in one transaction. */
-  create(input: NewConversation, initialMessage?: string): Conversation {
+  async create(input: NewConversation, initialMessage?: string): Promise<Conversation> {
     const now = this.clock.now();
     const uuid = crypto.randomUUID();
-    const sqlite = this.store.sqlite;
-    const id = sqlite.transaction(() => {
-      const res = sqlite
-        .prepare(
-          `INSERT INTO conversations (uuid, account_id, assistant_id, type, customer_identifier, external_identifier,
-             variables, ai_enabled, status, whatsapp_sender_id, customer_phone, customer_name, last_message_at,
-             last_customer_message_at, ended_at, created_at, inactivity_deadline)
-           VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'active', ?, ?, ?, ?, NULL, NULL, ?, ?)`,
-        )
-        .run(
+    const id = await inTransaction(this.store, async (tx) => {
+      const row = await tx.db
+        .insertInto('conversations')
+        .values({
           uuid,
-          input.accountId,
-          input.assistantId,
-          input.type,
-          input.customerIdentifier ?? null,
-          input.externalIdentifier ?? null,
-          input.variables == null ? null : toJson(input.variables),
-          input.whatsappSenderId ?? null,
-          input.customerPhone ?? null,
-          input.customerName ?? null,
-          now,
-          now,
-          now + input.inactivityMs,
-        );
-      const convId = Number(res.lastInsertRowid);
+          account_id: input.accountId,
+          assistant_id: input.assistantId,
+          type: input.type,
+          customer_identifier: input.customerIdentifier ?? null,
+          external_identifier: input.externalIdentifier ?? null,
+          variables: input.variables == null ? null : toJson(input.variables),
+          ai_enabled: 1,
+          status: 'active',
+          whatsapp_sender_id: input.whatsappSenderId ?? null,
+          customer_phone: input.customerPhone ?? null,
+          customer_name: input.customerName ?? null,
+          last_message_at: now,
+          last_customer_message_at: null,
+          ended_at: null,
+          created_at: now,
+          inactivity_deadline: now + input.inactivityMs,
+          ended_reason: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       if (initialMessage) {
-        sqlite
-          .prepare(`INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, 'assistant', ?, ?)`)
-          .run(convId, initialMessage, now);
+        await tx.db.insertInto('messages').values({ conversation_id: row.id, role: 'assistant', content: initialMessage, created_at: now }).execute();
       }
-      return convId;
-    }).immediate();
-    return this.byIdSync(id)!;
+      return row.id;
+    });
+    return (await this.getById(id))!;
   }
 
   /**
    * The conversation of (assistant, customer identifier), created on first use. Two first
    * requests racing both end up with the same row thanks to the unique index.
    */
-  findOrCreateForCustomer(input: NewConversation & { customerIdentifier: string }): { conversation: Conversation; created: boolean } {
-    const existing = this.store.sqlite
-      .prepare('SELECT * FROM conversations WHERE assistant_id = ? AND customer_identifier = ?')
-      .get(input.assistantId, input.customerIdentifier) as Row | undefined;
+  async findOrCreateForCustomer(input: NewConversation & { customerIdentifier: string }): Promise<{ conversation: Conversation; created: boolean }> {
+    const find = () =>
+      this.db.selectFrom('conversations').selectAll().where('assistant_id', '=', input.assistantId).where('customer_identifier', '=', input.customerIdentifier).executeTakeFirst();
+    const existing = await find();
     if (existing) return { conversation: toConversation(existing), created: false };
     try {
-      return { conversation: this.create(input), created: true };
+      return { conversation: await this.create(input), created: true };
     } catch (err) {
-      if (!String((err as Error).message).includes('UNIQUE')) throw err;
-      const row = this.store.sqlite
-        .prepare('SELECT * FROM conversations WHERE assistant_id = ? AND customer_identifier = ?')
-        .get(input.assistantId, input.customerIdentifier) as Row;
-      return { conversation: toConversation(row), created: false };
+      if (!isUniqueViolation(err)) throw err;
+      return { conversation: toConversation((await find())!), created: false };
     }
   }
 
@@ -117,7 +113,8 @@ export class ConversationsRepo {
   }
 
   async getById(id: number): Promise<Conversation | undefined> {
-    return this.byIdSync(id);
+    const row = await this.db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toConversation(row);
   }
 
   /** The newest conversation between a WhatsApp sender and a customer phone. */
@@ -129,14 +126,6 @@ export class ConversationsRepo {
       .where('customer_phone', '=', customerPhone)
       .orderBy('id', 'desc')
       .executeTakeFirst();
-    return row && toConversation(row);
-  }
-
-  /** `latestWhatsapp`, synchronously, for find-or-create inside one transaction. */
-  latestWhatsappSync(senderId: number, customerPhone: string): Conversation | undefined {
-    const row = this.store.sqlite
-      .prepare('SELECT * FROM conversations WHERE whatsapp_sender_id = ? AND customer_phone = ? ORDER BY id DESC LIMIT 1')
-      .get(senderId, customerPhone) as Row | undefined;
     return row && toConversation(row);
   }
 
@@ -156,22 +145,16 @@ export class ConversationsRepo {
   }
 
   async setCustomerName(id: number, name: string): Promise<void> {
-    this.setCustomerNameSync(id, name);
-  }
-
-  setCustomerNameSync(id: number, name: string): void {
-    this.store.sqlite.prepare('UPDATE conversations SET customer_name = ? WHERE id = ?').run(name, id);
+    await this.db.updateTable('conversations').set({ customer_name: name }).where('id', '=', id).execute();
   }
 
   /** An ended conversation starts again (assistants with `conversation_ended_retrigger`). */
   async reopen(id: number, inactivityMs: number): Promise<void> {
-    this.reopenSync(id, inactivityMs);
-  }
-
-  reopenSync(id: number, inactivityMs: number): void {
-    this.store.sqlite
-      .prepare(`UPDATE conversations SET status = 'active', ended_at = NULL, ended_reason = NULL, inactivity_deadline = ? WHERE id = ?`)
-      .run(this.clock.now() + inactivityMs, id);
+    await this.db
+      .updateTable('conversations')
+      .set({ status: 'active', ended_at: null, ended_reason: null, inactivity_deadline: this.clock.now() + inactivityMs })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Active conversations whose inactivity deadline has passed, oldest first. */
@@ -192,45 +175,30 @@ export class ConversationsRepo {
    * a message may have arrived since it was found). True when this call ended it.
    */
   async end(id: number, reason: 'inactivity' | 'assistant'): Promise<boolean> {
-    return this.endSync(id, reason);
-  }
-
-  /** `end`, synchronously, to share a transaction with the event it causes. */
-  endSync(id: number, reason: 'inactivity' | 'assistant'): boolean {
     const now = this.clock.now();
-    const res = this.store.sqlite
-      .prepare(
-        `UPDATE conversations SET status = 'ended', ended_at = ?, ended_reason = ?, inactivity_deadline = NULL
-         WHERE id = ? AND status = 'active' AND (? = 0 OR inactivity_deadline <= ?)`,
-      )
-      .run(now, reason, id, reason === 'inactivity' ? 1 : 0, now);
-    return res.changes > 0;
+    let q = this.db
+      .updateTable('conversations')
+      .set({ status: 'ended', ended_at: now, ended_reason: reason, inactivity_deadline: null })
+      .where('id', '=', id)
+      .where('status', '=', 'active');
+    if (reason === 'inactivity') q = q.where('inactivity_deadline', '<=', now);
+    const res = await q.executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   }
 
   /**
    * An account's conversations, the most recently active first, with how many messages each
    * holds (one indexed count per row of the page, so a page costs at most `limit` counts).
    */
-  listForAccount(accountId: number, opts: { limit: number; offset: number; assistantId?: number }): Array<Conversation & { messageCount: number }> {
-    const byAssistant = opts.assistantId !== undefined;
-    const rows = this.store.sqlite
-      .prepare(
-        `SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
-         FROM conversations c
-         WHERE c.account_id = ? AND (? = 0 OR c.assistant_id = ?)
-         ORDER BY c.last_message_at DESC, c.id DESC LIMIT ? OFFSET ?`,
-      )
-      .all(accountId, byAssistant ? 1 : 0, opts.assistantId ?? 0, opts.limit, opts.offset) as Array<Row & { message_count: number }>;
-    return rows.map((row) => ({ ...toConversation(row), messageCount: row.message_count }));
-  }
-
-  getByIdSync(id: number): Conversation | undefined {
-    return this.byIdSync(id);
-  }
-
-  private byIdSync(id: number): Conversation | undefined {
-    const row = this.store.sqlite.prepare('SELECT * FROM conversations WHERE id = ?').get(id) as Row | undefined;
-    return row && toConversation(row);
+  async listForAccount(accountId: number, opts: { limit: number; offset: number; assistantId?: number }): Promise<Array<Conversation & { messageCount: number }>> {
+    let q = this.db
+      .selectFrom('conversations as c')
+      .selectAll('c')
+      .select((eb) => eb.selectFrom('messages as m').select((e) => e.fn.countAll<number>().as('n')).whereRef('m.conversation_id', '=', 'c.id').as('message_count'))
+      .where('c.account_id', '=', accountId);
+    if (opts.assistantId !== undefined) q = q.where('c.assistant_id', '=', opts.assistantId);
+    const rows = await q.orderBy('c.last_message_at', 'desc').orderBy('c.id', 'desc').limit(opts.limit).offset(opts.offset).execute();
+    return rows.map((row) => ({ ...toConversation(row as Row), messageCount: Number(row.message_count ?? 0) }));
   }
 }
 

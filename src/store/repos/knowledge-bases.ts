@@ -1,6 +1,9 @@
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import { unbindAssistants } from '../references.ts';
+import { searchDocuments } from './kb-search.ts';
+
+export { ftsQuery } from './kb-search.ts';
 
 export interface KnowledgeBase {
   id: number;
@@ -28,38 +31,12 @@ export interface KbHit {
   document_id: number;
   title: string;
   snippet: string;
-  /** Higher is better (negated FTS5 bm25). */
+  /** Higher is better (negated FTS5 bm25 on SQLite, ts_rank on PostgreSQL). */
   score: number;
 }
 
-/** At most this many query terms reach FTS5; longer questions add noise, not recall. */
-const MAX_TERMS = 32;
-
-/**
- * Turns free user text into an FTS5 query that cannot be a syntax error: every word becomes a
- * quoted string (FTS5 operators, column filters and stray quotes lose their meaning), joined
- * with OR so a natural question finds documents sharing any of its words; bm25 ranks those
- * sharing more and rarer words first. Empty when the text has no words.
- */
-export function ftsQuery(text: string): string {
-  const words = text.match(/[\p{L}\p{N}_]+/gu) ?? [];
-  const unique = [...new Set(words.map((w) => w.toLowerCase()))].slice(0, MAX_TERMS);
-  return unique.map((w) => `"${w}"`).join(' OR ');
-}
-
 export class KnowledgeBasesRepo {
-  private readonly searchStmt;
-
-  constructor(private readonly store: Store, private readonly clock: Clock) {
-    // Title matches weigh double: a document titled after the question is usually the answer.
-    this.searchStmt = store.sqlite.prepare(
-      `SELECT d.id AS document_id, d.title AS title,
-              snippet(kb_fts, 1, '', '', '…', 32) AS snippet, bm25(kb_fts, 2.0, 1.0) AS rank
-       FROM kb_fts JOIN kb_documents d ON d.id = kb_fts.rowid
-       WHERE kb_fts MATCH @query AND d.account_id = @account AND d.knowledge_base_id = @kb
-       ORDER BY rank LIMIT @limit`,
-    );
-  }
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
 
   async create(accountId: number, name: string, description: string | null): Promise<KnowledgeBase> {
     const createdAt = this.clock.now();
@@ -181,16 +158,8 @@ export class KnowledgeBasesRepo {
     }));
   }
 
-  /** The knowledge search function of assistants: best documents first, never an FTS error. */
+  /** The knowledge search function of assistants: best documents first, never a search syntax error. */
   async search(accountId: number, knowledgeBaseId: number, query: string, limit = 5): Promise<KbHit[]> {
-    const match = ftsQuery(query);
-    if (!match) return [];
-    const rows = this.searchStmt.all({
-      query: match,
-      account: accountId,
-      kb: knowledgeBaseId,
-      limit: Math.max(1, Math.min(50, Math.floor(limit))),
-    }) as Array<{ document_id: number; title: string; snippet: string; rank: number }>;
-    return rows.map((r) => ({ document_id: r.document_id, title: r.title, snippet: r.snippet, score: -r.rank }));
+    return searchDocuments(this.store, accountId, knowledgeBaseId, query, Math.max(1, Math.min(50, Math.floor(limit))));
   }
 }

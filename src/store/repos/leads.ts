@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { LeadsTable } from '../schema.ts';
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
 import { fromJson, toJson } from '../json.ts';
+import { inTransaction } from '../dialect.ts';
 
 export type LeadStatus = 'pending' | 'calling' | 'done' | 'failed';
 export type LeadVariables = Record<string, string | number | boolean | null>;
@@ -56,28 +57,36 @@ export class LeadsRepo {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
   /**
-   * Adds leads in one transaction (10 000 rows take milliseconds with a prepared statement).
-   * A number already in the campaign is skipped: calling someone twice is the worse mistake.
+   * Adds leads in one transaction, in batched multi-row INSERTs (10 000 rows take well under a
+   * second on either backend). A number already in the campaign is skipped: calling someone twice
+   * is the worse mistake.
    */
-  add(accountId: number, campaignId: number, leads: ReadonlyArray<{ phoneNumber: string; variables?: LeadVariables | null }>): AddLeadsResult {
-    const sqlite = this.store.sqlite;
+  async add(accountId: number, campaignId: number, leads: ReadonlyArray<{ phoneNumber: string; variables?: LeadVariables | null }>): Promise<AddLeadsResult> {
     const now = this.clock.now();
-    const existing = sqlite.prepare('SELECT phone_number FROM leads WHERE campaign_id = ?').pluck();
-    const insert = sqlite.prepare(
-      `INSERT INTO leads (campaign_id, account_id, phone_number, variables, status, attempts, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`,
-    );
-    return sqlite.transaction(() => {
-      const seen = new Set(existing.all(campaignId) as string[]);
-      let added = 0;
+    return inTransaction(this.store, async (tx) => {
+      const existing = await tx.db.selectFrom('leads').select('phone_number').where('campaign_id', '=', campaignId).execute();
+      const seen = new Set(existing.map((r) => r.phone_number));
+      const rows: Insertable<LeadsTable>[] = [];
       for (const lead of leads) {
         if (seen.has(lead.phoneNumber)) continue;
         seen.add(lead.phoneNumber);
-        insert.run(campaignId, accountId, lead.phoneNumber, lead.variables ? toJson(lead.variables) : null, now, now);
-        added++;
+        rows.push({
+          campaign_id: campaignId,
+          account_id: accountId,
+          phone_number: lead.phoneNumber,
+          variables: lead.variables ? toJson(lead.variables) : null,
+          status: 'pending',
+          attempts: 0,
+          last_outcome: null,
+          next_attempt_at: null,
+          created_at: now,
+          updated_at: now,
+        });
       }
-      return { added, duplicates: leads.length - added };
-    }).immediate();
+      // 10 columns a row: 500 rows stay under SQLite's and PostgreSQL's bound-parameter limits.
+      for (let i = 0; i < rows.length; i += 500) await tx.db.insertInto('leads').values(rows.slice(i, i + 500)).execute();
+      return { added: rows.length, duplicates: leads.length - rows.length };
+    });
   }
 
   async list(accountId: number, campaignId: number, opts: { status?: LeadStatus; limit: number; offset: number }): Promise<Lead[]> {

@@ -1,59 +1,57 @@
+import { sql } from 'kysely';
 import type { Store } from '../db.ts';
 import type { Clock } from '../../util/clock.ts';
+import { inTransaction, lockAccount } from '../dialect.ts';
 
 /**
  * The billing ledger: every top-up and charge is a row; the balance is their sum. A charge is
- * one conditional INSERT, so two concurrent charges can never spend the same cents twice, even
- * across processes sharing the database.
+ * one conditional INSERT inside a transaction that first locks the account (PostgreSQL; SQLite's
+ * IMMEDIATE transaction holds the single write lock), so two concurrent charges can never spend
+ * the same cents twice, even across processes or nodes sharing the database.
  */
 export class LedgerRepo {
-  private readonly chargeStmt;
-  private readonly balanceStmt;
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
 
-  constructor(private readonly store: Store, private readonly clock: Clock) {
-    this.chargeStmt = store.sqlite.prepare(
-      `INSERT INTO ledger (account_id, amount_micros, reason, reference, created_at)
-       SELECT @account, -@amount, @reason, @reference, @now
-       WHERE (SELECT COALESCE(SUM(amount_micros), 0) FROM ledger WHERE account_id = @account) >= @amount`,
+  async balance(accountId: number): Promise<number> {
+    const row = await sql<{ balance: number }>`
+      SELECT CAST(COALESCE(SUM(amount_micros), 0) AS BIGINT) AS balance FROM ledger WHERE account_id = ${accountId}`.execute(
+      this.store.db,
     );
-    this.balanceStmt = store.sqlite.prepare(
-      'SELECT COALESCE(SUM(amount_micros), 0) AS balance FROM ledger WHERE account_id = ?',
-    );
-  }
-
-  balance(accountId: number): number {
-    return (this.balanceStmt.get(accountId) as { balance: number }).balance;
+    return Number(row.rows[0]?.balance ?? 0);
   }
 
   /** Adds (or with a negative amount, removes) money unconditionally: top-ups and corrections. */
-  adjust(accountId: number, amountMicros: number, reason: string, reference: string | null = null): void {
-    this.store.sqlite
-      .prepare('INSERT INTO ledger (account_id, amount_micros, reason, reference, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(accountId, amountMicros, reason, reference, this.clock.now());
+  async adjust(accountId: number, amountMicros: number, reason: string, reference: string | null = null): Promise<void> {
+    await this.store.db
+      .insertInto('ledger')
+      .values({ account_id: accountId, amount_micros: amountMicros, reason, reference, created_at: this.clock.now() })
+      .execute();
   }
 
   /** Sets the balance to an exact amount by booking the difference. */
-  setBalance(accountId: number, targetMicros: number, reason = 'balance set', reference: string | null = null): void {
-    this.store.sqlite.transaction(() => {
-      const diff = targetMicros - this.balance(accountId);
-      if (diff !== 0) this.adjust(accountId, diff, reason, reference);
-    }).immediate();
+  async setBalance(accountId: number, targetMicros: number, reason = 'balance set', reference: string | null = null): Promise<void> {
+    await inTransaction(this.store, async (tx) => {
+      await lockAccount(tx.db, tx.dialect, accountId);
+      const inTx = new LedgerRepo(tx, this.clock);
+      const diff = targetMicros - (await inTx.balance(accountId));
+      if (diff !== 0) await inTx.adjust(accountId, diff, reason, reference);
+    });
   }
 
   /** Charges `amountMicros` if the balance covers it; returns false (and books nothing) otherwise. */
-  tryCharge(accountId: number, amountMicros: number, reason: string, reference: string | null = null): boolean {
-    const res = this.chargeStmt.run({
-      account: accountId,
-      amount: amountMicros,
-      reason,
-      reference,
-      now: this.clock.now(),
+  async tryCharge(accountId: number, amountMicros: number, reason: string, reference: string | null = null): Promise<boolean> {
+    return inTransaction(this.store, async (tx) => {
+      await lockAccount(tx.db, tx.dialect, accountId);
+      const res = await sql`
+        INSERT INTO ledger (account_id, amount_micros, reason, reference, created_at)
+        SELECT CAST(${accountId} AS BIGINT), CAST(${-amountMicros} AS BIGINT), CAST(${reason} AS TEXT), CAST(${reference} AS TEXT), CAST(${this.clock.now()} AS BIGINT)
+        WHERE (SELECT COALESCE(SUM(amount_micros), 0) FROM ledger WHERE account_id = ${accountId}) >= ${amountMicros}`.execute(tx.db);
+      return Number(res.numAffectedRows ?? 0) === 1;
     });
-    return res.changes === 1;
   }
 
   /** Whether the balance is at least `amountMicros` (a check, not a reservation). */
-  covers(accountId: number, amountMicros: number): boolean {
-    return this.balance(accountId) >= amountMicros;
+  async covers(accountId: number, amountMicros: number): Promise<boolean> {
+    return (await this.balance(accountId)) >= amountMicros;
   }
 }

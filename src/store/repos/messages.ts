@@ -1,7 +1,10 @@
+import type { Selectable } from 'kysely';
 import type { Store } from '../db.ts';
+import type { MessagesTable } from '../schema.ts';
 import type { Clock } from '../../util/clock.ts';
 import { fromJson, toJson } from '../json.ts';
-import type { LedgerRepo } from './ledger.ts';
+import { inTransaction } from '../dialect.ts';
+import { LedgerRepo } from './ledger.ts';
 
 /** `agent` is a human (or API client) writing in the assistant's place, e.g. a WhatsApp freeform send. */
 export type MessageRole = 'user' | 'assistant' | 'agent';
@@ -40,85 +43,71 @@ export interface AppendInput {
   inactivityMs: number;
 }
 
-type Row = {
-  id: number;
-  conversation_id: number;
-  role: string;
-  content: string;
-  function_calls: string | null;
-  provider_sid: string | null;
-  delivery_status: string | null;
-  created_at: number;
-};
+type Row = Selectable<MessagesTable>;
 
 export class MessagesRepo {
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly ledger: LedgerRepo) {}
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
 
   /**
-   * Stores messages, moves the conversation's clocks, and charges, all or nothing. One IMMEDIATE
-   * transaction on the single connection: concurrent requests queue here, so two of them can
-   * never both see the same cents as available.
+   * Stores messages, moves the conversation's clocks, and charges, all or nothing, in one
+   * transaction. The charge locks the account first (src/store/repos/ledger.ts), so two
+   * concurrent requests can never both see the same cents as available.
    */
-  append(input: AppendInput): { charged: boolean; ids: number[] } {
-    const sqlite = this.store.sqlite;
+  async append(input: AppendInput): Promise<{ charged: boolean; ids: number[] }> {
     const now = this.clock.now();
-    return sqlite.transaction(() => {
+    return inTransaction(this.store, async (tx) => {
       if (input.charge) {
         const c = input.charge;
-        if (!this.ledger.tryCharge(c.accountId, c.micros, c.reason, c.reference)) return { charged: false, ids: [] };
+        if (!(await new LedgerRepo(tx, this.clock).tryCharge(c.accountId, c.micros, c.reason, c.reference))) return { charged: false, ids: [] };
       }
-      const insert = sqlite.prepare(
-        `INSERT INTO messages (conversation_id, role, content, function_calls, provider_sid, delivery_status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      );
-      const ids = input.messages.map((m) =>
-        Number(
-          insert.run(
-            input.conversationId,
-            m.role,
-            m.content,
-            m.functionCalls && m.functionCalls.length > 0 ? toJson(m.functionCalls) : null,
-            m.providerSid ?? null,
-            m.deliveryStatus ?? null,
-            now,
-          ).lastInsertRowid,
-        ),
-      );
+      const ids: number[] = [];
+      for (const m of input.messages) {
+        const row = await tx.db
+          .insertInto('messages')
+          .values({
+            conversation_id: input.conversationId,
+            role: m.role,
+            content: m.content,
+            function_calls: m.functionCalls && m.functionCalls.length > 0 ? toJson(m.functionCalls) : null,
+            provider_sid: m.providerSid ?? null,
+            delivery_status: m.deliveryStatus ?? null,
+            created_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        ids.push(row.id);
+      }
       const fromCustomer = input.messages.some((m) => m.role === 'user');
-      sqlite
-        .prepare(
-          `UPDATE conversations SET last_message_at = ?, inactivity_deadline = ?,
-             last_customer_message_at = CASE WHEN ? THEN ? ELSE last_customer_message_at END
-           WHERE id = ?`,
-        )
-        .run(now, now + input.inactivityMs, fromCustomer ? 1 : 0, now, input.conversationId);
+      await tx.db
+        .updateTable('conversations')
+        .set({ last_message_at: now, inactivity_deadline: now + input.inactivityMs, ...(fromCustomer && { last_customer_message_at: now }) })
+        .where('id', '=', input.conversationId)
+        .execute();
       return { charged: input.charge !== undefined, ids };
-    }).immediate();
+    });
   }
 
-  list(conversationId: number): Message[] {
-    const rows = this.store.sqlite
-      .prepare('SELECT * FROM messages WHERE conversation_id = ? ORDER BY id')
-      .all(conversationId) as Row[];
+  async list(conversationId: number): Promise<Message[]> {
+    const rows = await this.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('id').execute();
     return rows.map(toMessage);
   }
 
-  get(id: number): Message | undefined {
-    const row = this.store.sqlite.prepare('SELECT * FROM messages WHERE id = ?').get(id) as Row | undefined;
+  async get(id: number): Promise<Message | undefined> {
+    const row = await this.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toMessage(row);
   }
 
-  setProviderSid(id: number, sid: string, status: string): void {
-    this.store.sqlite.prepare('UPDATE messages SET provider_sid = ?, delivery_status = ? WHERE id = ?').run(sid, status, id);
+  async setProviderSid(id: number, sid: string, status: string): Promise<void> {
+    await this.store.db.updateTable('messages').set({ provider_sid: sid, delivery_status: status }).where('id', '=', id).execute();
   }
 
-  setDeliveryStatus(id: number, status: string): void {
-    this.store.sqlite.prepare('UPDATE messages SET delivery_status = ? WHERE id = ?').run(status, id);
+  async setDeliveryStatus(id: number, status: string): Promise<void> {
+    await this.store.db.updateTable('messages').set({ delivery_status: status }).where('id', '=', id).execute();
   }
 
   /** A message we sent, found by the provider's id (status callbacks carry only that). */
-  findBySid(sid: string): Message | undefined {
-    const row = this.store.sqlite.prepare('SELECT * FROM messages WHERE provider_sid = ? ORDER BY id DESC LIMIT 1').get(sid) as Row | undefined;
+  async findBySid(sid: string): Promise<Message | undefined> {
+    const row = await this.store.db.selectFrom('messages').selectAll().where('provider_sid', '=', sid).orderBy('id', 'desc').limit(1).executeTakeFirst();
     return row && toMessage(row);
   }
 }

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Store } from '../db.ts';
+import { jsonField } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import type { Clock } from '../../util/clock.ts';
 
@@ -28,29 +29,28 @@ const claimable = (now: number) => (eb: ExpressionBuilder<Database, 'webhook_out
 export class OutboxRepo {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
-  async enqueue(accountId: number, eventType: string, url: string, payload: string): Promise<number> {
-    return this.enqueueSync(accountId, eventType, url, payload);
-  }
-
   /**
-   * The same, synchronously, so it can run inside the transaction of the change that caused the
-   * event: both are stored, or neither.
+   * Stores one event. Given a store bound to a transaction (src/store/dialect.ts inTransaction),
+   * it is written with the change that caused it: both are stored, or neither.
    */
-  enqueueSync(accountId: number, eventType: string, url: string, payload: string): number {
+  async enqueue(accountId: number, eventType: string, url: string, payload: string): Promise<number> {
     const now = this.clock.now();
-    const res = this.store.sqlite
-      .prepare(
-        `INSERT INTO webhook_outbox (account_id, event_type, url, payload, status, attempts, next_attempt_at, last_error, created_at)
-         VALUES (?, ?, ?, ?, 'pending', 0, ?, NULL, ?)`,
-      )
-      .run(accountId, eventType, url, payload, now, now);
-    return Number(res.lastInsertRowid);
+    const row = await this.store.db
+      .insertInto('webhook_outbox')
+      .values({ account_id: accountId, event_type: eventType, url, payload, status: 'pending', attempts: 0, next_attempt_at: now, last_error: null, created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** Rows not yet delivered nor given up (read at /metrics scrape: one indexed count). */
-  pendingCount(): number {
-    const row = this.store.sqlite.prepare(`SELECT COUNT(*) AS n FROM webhook_outbox WHERE status = 'pending'`).get() as { n: number };
-    return row.n;
+  async pendingCount(): Promise<number> {
+    const row = await this.store.db
+      .selectFrom('webhook_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async due(now: number, limit = 20): Promise<OutboxRow[]> {
@@ -92,7 +92,7 @@ export class OutboxRepo {
       .selectFrom('webhook_outbox')
       .selectAll()
       .where('account_id', '=', accountId)
-      .where(sql<string>`json_extract(payload, '$.data.call.uuid')`, '=', callUuid)
+      .where(jsonField(this.store.dialect, 'payload', ['data', 'call', 'uuid']), '=', callUuid)
       .orderBy('id')
       .limit(100)
       .execute();

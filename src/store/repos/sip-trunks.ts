@@ -62,11 +62,8 @@ type Row = {
   updated_at: number;
 };
 
-/** SQLite's message for the (phone_number, sip_username, sip_address) unique index. */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e?.message ?? '');
-}
+/** A violation of the (phone_number, sip_username, sip_address) unique index, on either backend. */
+export { isUniqueViolation } from '../dialect.ts';
 
 export class SipTrunksRepo implements StoredTrunkSource {
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly secrets: SecretBox) {}

@@ -130,7 +130,7 @@ describe('POST /user/campaigns/update-status', () => {
   });
 
   it('a draft can be stopped without leads or balance', async () => {
-    t.ctx.repos.ledger.setBalance(t.a.id, 0);
+    await t.ctx.repos.ledger.setBalance(t.a.id, 0);
     const c = await campaign();
     const res = await updateStatus(t.a.key, { campaign_id: c.id, action: 'stop' });
     expect(res.body).toMatchObject({ success: true, data: { status: 'stopped' } });
@@ -152,14 +152,14 @@ describe('POST /user/campaigns/update-status', () => {
   });
 
   it('insufficient balance: 402, success false, data with status draft, nothing changes', async () => {
-    t.ctx.repos.ledger.setBalance(t.a.id, 50_000); // $0.05, less than one minute
+    await t.ctx.repos.ledger.setBalance(t.a.id, 50_000); // $0.05, less than one minute
     const c = await campaign();
     await addLeads(t.a.key, c.id, 1);
     const res = await updateStatus(t.a.key, { campaign_id: c.id, action: 'start' });
     expect(res.status).toBe(402);
     expect(res.body).toEqual({ message: expect.stringMatching(/balance/i), success: false, data: { campaign_id: c.id, status: 'draft' } });
     expect((await t.req(t.a.key, 'GET', `/user/campaigns/${c.id}`)).body.status).toBe('draft');
-    t.ctx.repos.ledger.setBalance(t.a.id, 100_000);
+    await t.ctx.repos.ledger.setBalance(t.a.id, 100_000);
     expect((await updateStatus(t.a.key, { campaign_id: c.id, action: 'start' })).status).toBe(200);
   });
 

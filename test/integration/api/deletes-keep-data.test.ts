@@ -148,7 +148,7 @@ describe('deleting a WhatsApp sender', () => {
     const a = await t.account();
     const asst = await make(a.key, '/user/assistant', assistantBody());
     const sender = await make(a.key, '/user/whatsapp/senders', { name: 'WA', phone: '+14155550403', account_sid: 'AC123', auth_token: 'wa-token-secret', assistant_id: asst.id });
-    const conv = t.ctx.repos.conversations.create({ accountId: a.id, assistantId: asst.id, type: 'whatsapp', whatsappSenderId: sender.id, customerPhone: '+14155550777' } as never);
+    const conv = await t.ctx.repos.conversations.create({ accountId: a.id, assistantId: asst.id, type: 'whatsapp', whatsappSenderId: sender.id, customerPhone: '+14155550777' } as never);
     expect((await t.call(a.key, 'DELETE', `/user/whatsapp/senders/${sender.id}`)).status).toBe(200);
     const read = await t.call(a.key, 'GET', `/conversations/${(conv as { uuid: string }).uuid}`);
     expect(read.status).toBe(200);

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { loadConfig } from '../../../src/config.ts';
-import { openMemoryStore } from '../../../src/store/db.ts';
+import { openMemoryStore, type SqliteStore } from '../../../src/store/db.ts';
 import { createRepos } from '../../../src/store/index.ts';
 import { SecretBox } from '../../../src/store/secrets.ts';
 import { Catalog } from '../../../src/catalog/catalog.ts';
@@ -23,7 +23,7 @@ export const noLimits: RateLimiter = {
 export interface Harness {
   app: FastifyInstance;
   built: BuiltApp;
-  ctx: AppContext;
+  ctx: AppContext & { store: SqliteStore };
   clock: ManualClock;
   /** Every line the engine logged (pino JSON), at trace level. */
   logs: string[];
@@ -56,7 +56,7 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string; e
     SWITCHBOARD_OUTBOUND_ALLOW_CIDRS: LOOPBACK_ALLOW_CIDRS,
     ...opts.env,
   });
-  const ctx: AppContext = {
+  const ctx: AppContext & { store: SqliteStore } = {
     config,
     store,
     repos: createRepos(store, clock, secrets),
@@ -80,7 +80,7 @@ export async function harness(opts: { limiter?: RateLimiter; dataDir?: string; e
     responses: recorded,
     async account(balanceDollars = 0) {
       const account = await ctx.repos.accounts.create('test account');
-      if (balanceDollars) ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
+      if (balanceDollars) await ctx.repos.ledger.adjust(account.id, dollarsToMicros(balanceDollars), 'test top-up');
       return { id: account.id, key: await ctx.repos.accounts.createKey(account.id) };
     },
     async call(key, method, url, body, headers = {}) {

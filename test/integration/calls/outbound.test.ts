@@ -131,7 +131,7 @@ describe('outbound calls', () => {
     const unknown = await place(assistant + 100, trunk.phoneNumberId + 100);
     expect(unknown.status).toBe(422);
     expect(Object.keys(unknown.body.errors).sort()).toEqual(['assistant_id', 'phone_number_id']);
-    h!.ctx.repos.ledger.setBalance(h!.owner.id, 0);
+    await h!.ctx.repos.ledger.setBalance(h!.owner.id, 0);
     expect((await place(assistant, trunk.phoneNumberId)).status).toBe(402);
   });
 });

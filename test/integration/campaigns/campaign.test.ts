@@ -165,7 +165,7 @@ describe('campaign dialer over SIP', () => {
     h!.ctx.campaignRunner = wiring.dialer;
     await s.start();
     await until(() => s.peer.invited().length >= 2, 5000, 'two calls');
-    h!.ctx.repos.ledger.setBalance(h!.owner.id, 0);
+    await h!.ctx.repos.ledger.setBalance(h!.owner.id, 0);
     await until(() => wiring.dialer.status(s.id).paused === 'balance', 5000, 'paused for balance');
     const placed = s.peer.invited().length;
     await sleep(400);
@@ -173,7 +173,7 @@ describe('campaign dialer over SIP', () => {
     expect(placed).toBeLessThan(6);
     expect(await s.status()).toBe('in-progress');
     expect((await s.leadRows()).filter((l) => l.status === 'pending').length).toBe(6 - placed);
-    h!.ctx.repos.ledger.setBalance(h!.owner.id, 10_000_000);
+    await h!.ctx.repos.ledger.setBalance(h!.owner.id, 10_000_000);
     h!.clock.advance(5000);
     await until(async () => (await s.status()) === 'completed', 8000, 'completed after top-up');
     expect(new Set(s.peer.invited()).size).toBe(6);

@@ -63,11 +63,11 @@ describe('GET /conversations/:uuid and messages', () => {
     const asst = await w.assistant(a.key);
     const conv = (await start(undefined, { assistant_id: asst.uuid, variables: { company: 'Acme' } })).body.conversation_id as string;
     w.llm.enqueue({ content: 'We open at nine.' });
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await w.req(undefined, 'POST', `/conversations/${conv}/messages`, { message: 'When do you open?' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: true, message: 'We open at nine.', function_calls: [] });
-    expect(before - balanceMicros(w.t, a.id)).toBe(10_000);
+    expect(before - await balanceMicros(w.t, a.id)).toBe(10_000);
     const sent = w.llm.requests.at(-1)!;
     expect(sent.stream).toBe(true);
     expect(sent.model).toBe('gpt-4o-mini');
@@ -95,9 +95,9 @@ describe('GET /conversations/:uuid and messages', () => {
   it('test conversations are not charged', async () => {
     const asst = await w.assistant(a.key);
     const conv = (await start(a.key, { assistant_id: asst.uuid, type: 'test' })).body.conversation_id as string;
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     expect((await w.req(a.key, 'POST', `/conversations/${conv}/messages`, { message: 'hi' })).status).toBe(200);
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
   });
 
   it('422 for a missing, empty or too long message; 404 for unknown or foreign conversations', async () => {
@@ -134,11 +134,11 @@ describe('GET /conversations/:uuid and messages', () => {
     const conv = (await start(a.key, { assistant_id: asst.uuid })).body.conversation_id as string;
     // Both the attempt and its one retry break after tokens were streamed / before finishing.
     w.llm.enqueue({ content: 'Partial answer that never ends', failAfterChunks: 3 }, { content: 'again', failAfterChunks: 2 });
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await w.req(undefined, 'POST', `/conversations/${conv}/messages`, { message: 'hello?' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ status: false, error: expect.stringMatching(/^Failed to process message: /) });
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
     expect((await w.req(undefined, 'GET', `/conversations/${conv}`)).body.history).toHaveLength(1);
   });
 
@@ -153,7 +153,7 @@ describe('GET /conversations/:uuid and messages', () => {
     const ok = results.filter((r) => r.status === 200);
     expect(ok).toHaveLength(3);
     expect(results.filter((r) => r.status === 400).every((r) => /top up/i.test(r.body.error))).toBe(true);
-    expect(balanceMicros(w.t, acct.id)).toBe(0);
+    expect(await balanceMicros(w.t, acct.id)).toBe(0);
   });
 });
 
@@ -166,11 +166,11 @@ describe('AI hand-over', () => {
       body: { status: true, ai_enabled: false },
     });
     const calls = w.llm.requests.length;
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await w.req(undefined, 'POST', `/conversations/${conv}/messages`, { message: 'a human please' });
     expect(res.body).toEqual({ status: true, message: '', function_calls: [] });
     expect(w.llm.requests.length).toBe(calls);
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
     expect(await w.req(a.key, 'POST', `/automate/conversations/${conv}/enable-ai`)).toMatchObject({
       status: 200,
       body: { status: true, ai_enabled: true },

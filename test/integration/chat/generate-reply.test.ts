@@ -25,10 +25,10 @@ describe('POST /user/ai/generate-reply', () => {
       function_calls: [],
       ai_disabled: false,
     });
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const second = await gen(a.key, { assistant_id: asst.id, customer_identifier: 'crm:7', message: 'Thanks!', variables: { customer_name: 'Ana' } });
     expect(second.body.conversation_id).toBe(first.body.conversation_id);
-    expect(before - balanceMicros(w.t, a.id)).toBe(10_000);
+    expect(before - await balanceMicros(w.t, a.id)).toBe(10_000);
     const req = w.llm.requests.at(-1)!;
     expect(req.messages.map((m) => m.content).slice(1)).toEqual(['Where is my order?', 'Order 42 ships today.', 'Thanks!']);
     expect(req.messages[0]!.content).toContain('You help customers of Acme.');
@@ -44,11 +44,11 @@ describe('POST /user/ai/generate-reply', () => {
     const first = await gen(a.key, { assistant_id: asst.id, customer_identifier: 'c', message: 'hi' });
     await w.req(a.key, 'POST', `/automate/conversations/${first.body.conversation_id}/disable-ai`);
     const calls = w.llm.requests.length;
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await gen(a.key, { assistant_id: asst.id, customer_identifier: 'c', message: 'a human?' });
     expect(res.body).toEqual({ success: true, conversation_id: first.body.conversation_id, customer_identifier: 'c', reply: '', function_calls: [], ai_disabled: true });
     expect(w.llm.requests.length).toBe(calls);
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
   });
 
   it('402 INSUFFICIENT_BALANCE, 404 ASSISTANT_NOT_FOUND, 422 {message, errors}, 401', async () => {
@@ -84,11 +84,11 @@ describe('POST /user/ai/generate-reply', () => {
   it('provider failure: PROVIDER_FAILED, nothing charged', async () => {
     const asst = await w.assistant(a.key);
     w.llm.enqueue({ status: 500 }, { status: 500 });
-    const before = balanceMicros(w.t, a.id);
+    const before = await balanceMicros(w.t, a.id);
     const res = await gen(a.key, { assistant_id: asst.id, customer_identifier: 'c', message: 'hi' });
     expect(res.status).toBe(502);
     expect(res.body).toMatchObject({ success: false, error_code: 'PROVIDER_FAILED' });
-    expect(balanceMicros(w.t, a.id)).toBe(before);
+    expect(await balanceMicros(w.t, a.id)).toBe(before);
   });
 
   it('falls back to chat_llm_fallback_id when the primary model fails', async () => {

@@ -1,5 +1,7 @@
 import { expect } from 'vitest';
-import { testApp, type TestApp } from '../../support/app.ts';
+import { testApp, testAppOn, type TestApp } from '../../support/app.ts';
+import type { SqliteStore, Store } from '../../../src/store/db.ts';
+import type { StoreBackend } from '../../support/postgres.ts';
 import { OpenAiStandIn } from '../../support/openai-stand-in.ts';
 import { TwilioStandIn } from '../../support/twilio-stand-in.ts';
 import { HttpSink } from '../../support/http-sink.ts';
@@ -9,8 +11,8 @@ import type { Outbound } from '../../../src/net/outbound/index.ts';
 
 export const PUBLIC_URL = 'https://switchboard.example.test';
 
-export interface ChatWorld {
-  t: TestApp;
+export interface ChatWorld<S extends Store = SqliteStore> {
+  t: TestApp<S>;
   llm: OpenAiStandIn;
   twilio: TwilioStandIn;
   sink: HttpSink;
@@ -21,20 +23,23 @@ export interface ChatWorld {
   close(): Promise<void>;
 }
 
-/** `outbound`: the engine's guard for customer URLs instead of testApp's (loopback opened). */
-export async function chatWorld(opts: { outbound?: Outbound } = {}): Promise<ChatWorld> {
+/**
+ * `outbound`: the engine's guard for customer URLs instead of testApp's (loopback opened).
+ * `backend`: the store to run on (default an in-memory SQLite store).
+ */
+export async function chatWorld(opts?: { outbound?: Outbound }): Promise<ChatWorld>;
+export async function chatWorld(opts: { outbound?: Outbound; backend: StoreBackend }): Promise<ChatWorld<Store>>;
+export async function chatWorld(opts: { outbound?: Outbound; backend?: StoreBackend } = {}): Promise<ChatWorld<Store>> {
   const [llm, twilio, sink] = await Promise.all([OpenAiStandIn.start(), TwilioStandIn.start(), HttpSink.start()]);
-  const t = await testApp(
-    {
-      OPENAI_BASE_URL: llm.baseUrl,
-      OPENAI_API_KEY: 'sk-stand-in',
-      TWILIO_BASE_URL: twilio.baseUrl,
-      SWITCHBOARD_PUBLIC_URL: PUBLIC_URL,
-    },
-    opts,
-  );
+  const env = {
+    OPENAI_BASE_URL: llm.baseUrl,
+    OPENAI_API_KEY: 'sk-stand-in',
+    TWILIO_BASE_URL: twilio.baseUrl,
+    SWITCHBOARD_PUBLIC_URL: PUBLIC_URL,
+  };
+  const t: TestApp<Store> = opts.backend ? await testAppOn(opts.backend, env, opts) : await testApp(env, opts);
   const chat = chatServices(t.ctx);
-  const req: TestApp['call'] = (key, method, url, body) => {
+  const req: TestApp<Store>['call'] = (key, method, url, body) => {
     t.clock.advance(600);
     return t.call(key, method, url, body);
   };
@@ -73,7 +78,7 @@ export async function chatWorld(opts: { outbound?: Outbound } = {}): Promise<Cha
 
 /** Posts a Twilio-style form to our webhook, signed with `token` unless told otherwise. */
 export async function postTwilio(
-  t: TestApp,
+  t: TestApp<Store>,
   path: string,
   params: Record<string, string>,
   token: string | null,
@@ -85,6 +90,6 @@ export async function postTwilio(
   return { status: res.statusCode, body: res.body };
 }
 
-export function balanceMicros(t: TestApp, accountId: number): number {
-  return t.ctx.repos.ledger.balance(accountId);
+export async function balanceMicros(t: TestApp<Store>, accountId: number): Promise<number> {
+  return await t.ctx.repos.ledger.balance(accountId);
 }

@@ -116,7 +116,7 @@ describe('more calls through the real engine', () => {
   it('refuses a call with 402 when the balance is below a minute', async () => {
     await w.assistant({});
     const repos = w.engine.ctx.repos;
-    repos.ledger.adjust(w.account.id, -repos.ledger.balance(w.account.id), 'e2e drain');
+    await repos.ledger.adjust(w.account.id, -await repos.ledger.balance(w.account.id), 'e2e drain');
     const call = await phone.dial(w.target());
     expect((await call.outcome).status).toBe(402);
   }, 30_000);

@@ -50,7 +50,7 @@ describe('post-call sweeper', () => {
     expect((await calls.getById(ringing.id))?.costMicros).toBe(0);
     expect(events.map((e) => e.data.call.id).sort()).toEqual([live.id, ringing.id].sort());
     expect((await calls.getById(refused.id))?.details?.post_call).toBeUndefined();
-    expect(t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 100_000);
+    expect(await t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 100_000);
   });
 
   it('closes a record cut by a crash at its last heartbeat and bills that length, not one minute', async () => {
@@ -68,7 +68,7 @@ describe('post-call sweeper', () => {
     expect(await calls.getById(live.id)).toMatchObject({ status: 'completed', endCause: ORPHAN_END_CAUSE, endAt: answerAt + 150_000 });
     expect(await sweeper.sweep()).toBe(1);
     expect((await calls.getById(live.id))?.costMicros).toBe(300_000); // 2.5 min: three started minutes
-    expect(t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 300_000);
+    expect(await t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 300_000);
     expect(events[0]?.data.call).toMatchObject({ duration_s: 150, billed_minutes: 3 });
   });
 
@@ -99,7 +99,7 @@ describe('post-call sweeper', () => {
     expect(await sweeper.sweep()).toBe(0);
     expect((await calls.getById(early.id))?.costMicros).toBe(0);
     expect((await calls.getById(late.id))?.costMicros).toBe(100_000);
-    expect(t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 100_000);
+    expect(await t.ctx.repos.ledger.balance(account.id)).toBe(10_000_000 - 100_000);
     expect(events.find((e) => e.data.call.id === early.id)?.data.call).toMatchObject({ status: 'failed', end_cause: 'stt-unavailable: deepgram 401', billed_minutes: 0 });
   });
 });

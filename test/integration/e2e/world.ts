@@ -114,7 +114,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
   );
   const repos = engine.ctx.repos;
   const row = await repos.accounts.create('e2e');
-  repos.ledger.adjust(row.id, dollarsToMicros(opts.balanceDollars ?? 10), 'e2e top-up');
+  await repos.ledger.adjust(row.id, dollarsToMicros(opts.balanceDollars ?? 10), 'e2e top-up');
   const account = { id: row.id, key: await repos.accounts.createKey(row.id) };
   const api: World['api'] = async (method, url, body) => {
     const res = await fetch(`${engine.httpUrl}/api${url}`, {

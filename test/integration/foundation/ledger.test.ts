@@ -8,12 +8,12 @@ describe('billing ledger', () => {
     const store = openMemoryStore();
     const repos = createRepos(store, new ManualClock());
     const { id } = await repos.accounts.create('A');
-    repos.ledger.adjust(id, 35_000, 'top-up'); // 3.5 cents
+    await repos.ledger.adjust(id, 35_000, 'top-up'); // 3.5 cents
     const results = await Promise.all(
-      Array.from({ length: 10 }, async () => repos.ledger.tryCharge(id, 10_000, 'widget message')),
+      Array.from({ length: 10 }, async () => await repos.ledger.tryCharge(id, 10_000, 'widget message')),
     );
     expect(results.filter(Boolean)).toHaveLength(3);
-    expect(repos.ledger.balance(id)).toBe(5_000);
+    expect(await repos.ledger.balance(id)).toBe(5_000);
     await store.close();
   });
 
@@ -21,9 +21,9 @@ describe('billing ledger', () => {
     const store = openMemoryStore();
     const repos = createRepos(store, new ManualClock());
     const { id } = await repos.accounts.create('A');
-    repos.ledger.adjust(id, 1_234_567, 'top-up');
-    repos.ledger.setBalance(id, 500_000);
-    expect(repos.ledger.balance(id)).toBe(500_000);
+    await repos.ledger.adjust(id, 1_234_567, 'top-up');
+    await repos.ledger.setBalance(id, 500_000);
+    expect(await repos.ledger.balance(id)).toBe(500_000);
     const rows = store.sqlite.prepare('SELECT amount_micros FROM ledger WHERE account_id = ?').all(id);
     expect(rows).toEqual([{ amount_micros: 1_234_567 }, { amount_micros: -734_567 }]);
     await store.close();

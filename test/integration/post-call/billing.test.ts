@@ -26,7 +26,7 @@ describe('call billing per started minute', () => {
     expect(report.errors).toEqual({});
     expect(report.billing).toEqual({ minutes, costMicros: minutes * PRICE, charged: minutes > 0 });
     expect((await w.t.ctx.repos.calls.getById(call.id))!.costMicros).toBe(minutes * PRICE);
-    expect(w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START - minutes * PRICE);
+    expect(await w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START - minutes * PRICE);
     expect(callCharges(w.t, w.account.id)).toEqual(minutes > 0 ? [{ amount_micros: -minutes * PRICE, reference: `call:${call.uuid}` }] : []);
   });
 
@@ -49,7 +49,7 @@ describe('finishing twice', () => {
     expect(first).toMatchObject({ billing: { charged: true, minutes: 2 }, evaluated: true, webhook: { sent: true } });
     expect(second).toMatchObject({ billing: { charged: false, costMicros: 2 * PRICE }, evaluated: false, webhook: { sent: false, reason: 'already enqueued' } });
     expect(callCharges(w.t, w.account.id)).toHaveLength(1);
-    expect(w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START - 2 * PRICE);
+    expect(await w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START - 2 * PRICE);
     expect(w.llm.requests).toHaveLength(1);
     expect(await w.t.ctx.repos.outbox.list(w.account.id)).toHaveLength(1);
   });
@@ -78,7 +78,7 @@ describe('finishing twice', () => {
 
   it('repairs cost_micros from the ledger when an earlier finish stopped after charging', async () => {
     const call = await w.call(null, 10_000);
-    w.t.ctx.repos.ledger.adjust(w.account.id, -PRICE, 'call', `call:${call.uuid}`);
+    await w.t.ctx.repos.ledger.adjust(w.account.id, -PRICE, 'call', `call:${call.uuid}`);
     const report = await finishCall(w.deps, { callRecord: call, assistant: null, transcript: null, recordingPath: undefined });
     expect(report.billing).toMatchObject({ charged: false, costMicros: PRICE });
     expect((await w.t.ctx.repos.calls.getById(call.id))!.costMicros).toBe(PRICE);
@@ -88,12 +88,12 @@ describe('finishing twice', () => {
 
 describe('balance too low for the call already made', () => {
   it('books the full cost, the balance goes negative, and the next call is refused at admission', async () => {
-    w.t.ctx.repos.ledger.setBalance(w.account.id, 50_000); // half a minute's worth
+    await w.t.ctx.repos.ledger.setBalance(w.account.id, 50_000); // half a minute's worth
     const call = await w.call(null, 150_000); // 3 minutes
     await finishCall(w.deps, { callRecord: call, assistant: null, transcript: null, recordingPath: undefined });
-    expect(w.t.ctx.repos.ledger.balance(w.account.id)).toBe(50_000 - 3 * PRICE);
+    expect(await w.t.ctx.repos.ledger.balance(w.account.id)).toBe(50_000 - 3 * PRICE);
     const facts = { diagnostic: false, phoneNumberId: 1, assistantId: 1, activeForAccount: 0, activeForTrunk: 0, maxPerAccount: 5, maxPerTrunk: 5 };
-    expect(admit({ ...facts, balanceMicros: w.t.ctx.repos.ledger.balance(w.account.id), minBalanceMicros: PRICE })).toMatchObject({ ok: false, status: 402 });
+    expect(admit({ ...facts, balanceMicros: await w.t.ctx.repos.ledger.balance(w.account.id), minBalanceMicros: PRICE })).toMatchObject({ ok: false, status: 402 });
   });
 });
 
@@ -109,7 +109,7 @@ describe('failed calls are charged only when the assistant spoke', () => {
     expect(report.billing).toEqual({ minutes: 0, costMicros: 0, charged: false });
     expect((await w.t.ctx.repos.calls.getById(call.id))!.costMicros).toBe(0);
     expect(callCharges(w.t, w.account.id)).toEqual([]);
-    expect(w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START);
+    expect(await w.t.ctx.repos.ledger.balance(w.account.id)).toBe(START);
   });
 
   it('a greeting cut before its audio was heard (no time played) does not count as speaking', async () => {

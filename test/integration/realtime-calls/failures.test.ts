@@ -63,7 +63,7 @@ beforeAll(async () => {
   );
   const repos = engine.ctx.repos;
   const row = await repos.accounts.create('rt-failures');
-  repos.ledger.adjust(row.id, dollarsToMicros(10), 'top-up');
+  await repos.ledger.adjust(row.id, dollarsToMicros(10), 'top-up');
   key = await repos.accounts.createKey(row.id);
   const trunk = await api('POST', '/user/sip-trunks', {
     sip_trunk_type: 'number',

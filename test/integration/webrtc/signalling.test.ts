@@ -195,13 +195,13 @@ describe('the signalling socket refuses', () => {
     full.send({ type: 'call', assistant_id: assistantId, sdp: 'v=0' });
     expect(await full.next('error')).toMatchObject({ code: 'CALL_LIMIT' });
 
-    repos.ledger.adjust(w.account.id, -repos.ledger.balance(w.account.id), 'empty');
+    await repos.ledger.adjust(w.account.id, -(await repos.ledger.balance(w.account.id)), 'empty');
     try {
       const empty = await authed();
       empty.send({ type: 'call', assistant_id: assistantId, sdp: 'v=0' });
       expect(await empty.next('error')).toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
     } finally {
-      repos.ledger.adjust(w.account.id, dollarsToMicros(10), 'top-up');
+      await repos.ledger.adjust(w.account.id, dollarsToMicros(10), 'top-up');
     }
   });
 

@@ -73,7 +73,7 @@ export async function startTestEngine(net: TestEngineNet = {}, env: Record<strin
     throw err;
   }
   const accountRow = await engine.ctx.repos.accounts.create('interop');
-  engine.ctx.repos.ledger.adjust(accountRow.id, dollarsToMicros(20), 'interop top-up');
+  await engine.ctx.repos.ledger.adjust(accountRow.id, dollarsToMicros(20), 'interop top-up');
   const account = { id: accountRow.id, key: await engine.ctx.repos.accounts.createKey(accountRow.id) };
 
   const api: TestEngine['api'] = async (method, url, body) => {

@@ -6,12 +6,12 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallHeartbeat } from '../../../src/call/call-heartbeat.ts';
 import type { CallSession } from '../../../src/call/call-session.ts';
-import { openMemoryStore, type Store } from '../../../src/store/db.ts';
+import { openMemoryStore, type SqliteStore } from '../../../src/store/db.ts';
 import { createRepos } from '../../../src/store/index.ts';
 import { ManualClock } from '../../../src/util/clock.ts';
 
 const logger = pino({ level: 'silent' });
-let store: Store | undefined;
+let store: SqliteStore | undefined;
 afterEach(async () => {
   await store?.close();
   store = undefined;

@@ -28,7 +28,7 @@ beforeEach(async () => {
   store = openMemoryStore();
   repos = createRepos(store, clock, new SecretBox(Buffer.alloc(32, 1)));
   accountId = (await repos.accounts.create('acme')).id;
-  repos.ledger.adjust(accountId, 100_000_000, 'test balance');
+  await repos.ledger.adjust(accountId, 100_000_000, 'test balance');
 });
 afterEach(async () => {
   await store.close();

@@ -66,7 +66,7 @@ beforeEach(async () => {
   store = openMemoryStore();
   repos = createRepos(store, clock, new SecretBox(Buffer.alloc(32, 1)));
   accountId = (await repos.accounts.create('acme')).id;
-  repos.ledger.adjust(accountId, 100_000_000, 'test balance');
+  await repos.ledger.adjust(accountId, 100_000_000, 'test balance');
 });
 afterEach(async () => {
   await store.close();
@@ -74,7 +74,7 @@ afterEach(async () => {
 
 async function campaign(leads: number, opts: { max?: number; hours?: CallingHours | null } = {}): Promise<Campaign> {
   const c = await repos.campaigns.create(accountId, { name: 'c', assistantId: 1, phoneNumberId: 1, maxConcurrentCalls: opts.max ?? 3, callingHours: opts.hours ?? null });
-  repos.leads.add(
+  await repos.leads.add(
     accountId,
     c.id,
     Array.from({ length: leads }, (_, i) => ({ phoneNumber: `+1555000${String(i).padStart(4, '0')}`, variables: { name: `lead${i}` } })),
@@ -188,13 +188,13 @@ describe('CampaignDialer', () => {
 
   it('pauses when the balance no longer covers a minute, resumes after a top-up', async () => {
     const c = await campaign(5, { max: 1 });
-    repos.ledger.setBalance(accountId, 250_000, 'test'); // $0.25: two calls at $0.10
+    await repos.ledger.setBalance(accountId, 250_000, 'test'); // $0.25: two calls at $0.10
     const p = fakePlacer();
     const d = dialler(p);
     await d.start(c.id);
     await settle();
     for (let i = 0; i < 2; i++) {
-      repos.ledger.tryCharge(accountId, 100_000, 'call minute');
+      await repos.ledger.tryCharge(accountId, 100_000, 'call minute');
       p.endOne(p.placed[i]!, 'completed');
       await settle();
     }
@@ -203,7 +203,7 @@ describe('CampaignDialer', () => {
     clock.advance(60_000);
     await settle();
     expect(p.placed).toHaveLength(2);
-    repos.ledger.adjust(accountId, 10_000_000, 'top-up');
+    await repos.ledger.adjust(accountId, 10_000_000, 'top-up');
     clock.advance(60_000);
     await settle();
     expect(p.placed).toHaveLength(3);

@@ -117,6 +117,23 @@ describe.skipIf(!chromiumAvailable)('a browser call over WebRTC', () => {
     await expect.poll(async () => (await levels(page)).some(([t, db]) => t >= answeredAt && db > AUDIBLE_DBFS), { timeout: 10_000 }).toBe(true);
     await screenshot(page, 'browser-call-greeting');
 
+    // A second tab follows the call live: from the list's live section to its live page, where
+    // the transcript streams in.
+    const watcher = await context.newPage();
+    const watcherErrors = collectPageErrors(watcher);
+    await watcher.goto(`${w.engine.httpUrl}/console`);
+    await watcher.getByLabel('API key').fill(w.account.key);
+    await watcher.getByRole('button', { name: 'Sign in' }).click();
+    const liveRow = watcher.locator('section[aria-labelledby="live-calls"] tbody tr');
+    await liveRow.first().waitFor({ timeout: 15_000 });
+    await liveRow.first().getByRole('link').click();
+    await watcher.getByRole('link', { name: 'Follow it live' }).click();
+    await watcher.getByRole('heading', { name: /^Live call/ }).waitFor({ timeout: 10_000 });
+    await expect.poll(() => watcher.locator('.live-transcript li').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    // The calling tab in front again: a background tab's timers are throttled, and the level
+    // sampling that times the barge-in runs on them.
+    await page.bringToFront();
+
     // The question becomes a caller turn the LLM answers; the answer is heard.
     await expect.poll(() => w.chat.requests.length, { timeout: 20_000 }).toBeGreaterThan(0);
     expect(w.chat.requests[0]!.messages.at(-1)).toMatchObject({ role: 'user', content: 'What are your opening hours?' });
@@ -144,6 +161,12 @@ describe.skipIf(!chromiumAvailable)('a browser call over WebRTC', () => {
     await expect.poll(() => status.getAttribute('data-state'), { timeout: 10_000 }).toBe('ended');
     await expect(status.textContent()).resolves.toMatch(/Call ended\. Call #\d+\. \(remote-hangup\)/);
     await screenshot(page, 'browser-call-ended');
+    await watcher.bringToFront();
+    // The live page saw the caller's words and the engine's decisions, and now offers the record.
+    await expect.poll(() => watcher.locator('.live-transcript').textContent(), { timeout: 10_000 }).toContain('What are your opening hours?');
+    expect(await watcher.locator('.live-events li').count()).toBeGreaterThan(3);
+    await watcher.getByRole('link', { name: 'Open the call record' }).waitFor({ timeout: 10_000 });
+    await screenshot(watcher, 'browser-call-live-view');
 
     const list = await w.api('GET', '/user/calls?limit=1');
     const id = list.body[0].id as number;
@@ -176,9 +199,42 @@ describe.skipIf(!chromiumAvailable)('a browser call over WebRTC', () => {
     expect(tapeJson.media[0]?.codec).toBe('opus');
     expect(tapeJson.packets.length).toBeGreaterThan(500);
 
-    // The key never went into a URL; the page raised no error (CSP included).
+    // The call's page: the recording playing with both waveforms drawn, the turn timeline with
+    // the barge-in, the latency waterfall, the transcript; a line click moves the playhead.
+    await watcher.getByRole('link', { name: 'Open the call record' }).click();
+    await watcher.getByRole('heading', { name: 'Turn timeline' }).waitFor({ timeout: 10_000 });
+    await expect.poll(() => watcher.locator('audio').evaluate((a: any) => a.src), { timeout: 15_000 }).toMatch(/^blob:/);
+    for (const channel of [0, 1]) {
+      await expect
+        .poll(
+          () =>
+            watcher.evaluate((ch) => {
+              const c = (globalThis as any).document.querySelector(`canvas[data-channel="${ch}"]`);
+              if (!c || c.width === 0) return 0;
+              const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data as Uint8ClampedArray;
+              let n = 0;
+              for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
+              return n;
+            }, channel),
+          { timeout: 15_000 },
+        )
+        .toBeGreaterThan(100);
+    }
+    expect(await watcher.locator('[data-lane="decisions"] [data-tone="interruption"]').count()).toBeGreaterThanOrEqual(1);
+    expect(await watcher.locator('.waterfall-turn').count()).toBeGreaterThanOrEqual(1);
+    const lines = watcher.locator('.transcript .line');
+    expect(await lines.count()).toBe(transcript.length);
+    const second = transcript[1]!.start_ms / 1000;
+    await lines.nth(1).getByRole('button').click();
+    await expect.poll(() => watcher.locator('audio').evaluate((a: any) => a.currentTime), { timeout: 5000 }).toBeGreaterThanOrEqual(second - 0.25);
+    await watcher.locator('audio').evaluate((a: any) => a.play());
+    await expect.poll(() => watcher.locator('audio').evaluate((a: any) => !a.paused && a.currentTime > 0), { timeout: 5000 }).toBe(true);
+    await screenshot(watcher, 'browser-call-record');
+
+    // The key never went into a URL; the pages raised no error (CSP included).
     expect(urls.filter((u) => u.includes(w.account.key))).toEqual([]);
     expect(errors).toEqual([]);
+    expect(watcherErrors).toEqual([]);
     await context.close();
   }, 150_000);
 });

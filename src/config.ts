@@ -189,6 +189,8 @@ const schema = z
     SWITCHBOARD_WEBRTC_PORT_MIN: port.optional(),
     SWITCHBOARD_WEBRTC_PORT_MAX: port.optional(),
     SWITCHBOARD_WEBRTC_ALLOWED_ORIGINS: z.string().default(''),
+    // Browser pages on other origins reading the API (src/api/cors.ts): none unless listed.
+    SWITCHBOARD_CORS_ORIGINS: z.string().default(''),
     // Several engine nodes as one service (src/cluster, docs/REDIS.md): shared live state in Redis.
     SWITCHBOARD_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
     SWITCHBOARD_NODE_LEASE_SECONDS: z.coerce.number().int().min(2).max(300).default(10),
@@ -329,6 +331,8 @@ export interface Config {
    * besides the engine's own that may open the signalling socket.
    */
   webrtc: { iceServers: readonly IceServerConfig[]; portRange?: [number, number] | undefined; allowedOrigins: readonly string[] };
+  /** SWITCHBOARD_CORS_ORIGINS: origins whose pages may read the API (`*`: any); empty, CORS stays closed. */
+  corsOrigins: readonly string[];
   /** Recordings and call tapes archived to S3-compatible storage; absent: they stay under the data dir (src/blobs). */
   s3?: S3Config;
 }
@@ -436,6 +440,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webhookSecretOverlapMs: Math.round(e.SWITCHBOARD_WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000),
     outbound: { allowCidrs: Object.freeze(parseAllowList(e.SWITCHBOARD_OUTBOUND_ALLOW_CIDRS).cidrs.map((c) => c.text)) },
     tracing: tracingConfig(e),
+    corsOrigins: Object.freeze(
+      e.SWITCHBOARD_CORS_ORIGINS.split(',')
+        .map((o) => o.trim().replace(/\/$/, ''))
+        .filter((o) => o.length > 0),
+    ),
     webrtc: {
       iceServers: Object.freeze(e.SWITCHBOARD_WEBRTC_ICE_SERVERS),
       portRange: e.SWITCHBOARD_WEBRTC_PORT_MIN !== undefined && e.SWITCHBOARD_WEBRTC_PORT_MAX !== undefined ? ([e.SWITCHBOARD_WEBRTC_PORT_MIN, e.SWITCHBOARD_WEBRTC_PORT_MAX] as [number, number]) : undefined,

@@ -12,6 +12,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { registerRoutes } from './routes/index.ts';
 import { registerConsoleRoutes, type ConsoleRoutes } from '../console/serve.ts';
 import { registerHealthRoutes } from './health.ts';
+import { registerCors } from './cors.ts';
 
 export const API_PREFIX = '/api';
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -85,6 +86,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
   });
+  registerCors(app, ctx.config.corsOrigins);
   app.addHook('onRequest', authHook({ accountForKey: (k) => ctx.repos.accounts.accountForKey(k), limiter, clock: ctx.clock }));
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';

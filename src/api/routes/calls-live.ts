@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { idParams, pathId, type Api } from '../route.ts';
+import { idParams, type Api } from '../route.ts';
 import { liveFeedOf, type AppContext } from '../../context.ts';
 import type { LiveEvent } from '../../call/live/live-feed.ts';
 import { recordTranscript } from '../../call/wiring/finish.ts';
@@ -27,7 +27,7 @@ export const KEEPALIVE_MS = 15_000;
 /** How long a hang-up waits for the BYE and the record before answering anyway. */
 const HANGUP_WAIT_MS = 2_000;
 
-const eventsQuery = z.object({ call_id: pathId.optional().meta({ description: 'Follow this call only' }) });
+const eventsQuery = z.object({ call_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().meta({ description: 'Follow this call only' }) });
 
 export function registerCallLiveRoutes(api: Api, ctx: AppContext): void {
   const tags = ['Calls'];

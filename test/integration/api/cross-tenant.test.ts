@@ -84,6 +84,8 @@ const CASES: Record<string, Case> = {
   'GET /user/calls/:id/recording': { url: (i) => `/user/calls/${i.call}/recording`, missing: () => `/user/calls/${NOPE}/recording`, ownStatus: 200 },
   'GET /user/calls/:id/tape': { url: (i) => `/user/calls/${i.call}/tape`, missing: () => `/user/calls/${NOPE}/tape`, ownStatus: 200 },
   'GET /user/calls/:id/webhooks': { url: (i) => `/user/calls/${i.call}/webhooks`, missing: () => `/user/calls/${NOPE}/webhooks`, ownStatus: 200 },
+  // The owner's call is not live here: 409; anyone else's: the same 404 as a missing one.
+  'POST /user/calls/:id/hangup': { url: (i) => `/user/calls/${i.call}/hangup`, missing: () => `/user/calls/${NOPE}/hangup`, ownStatus: 409 },
   'GET /conversations/:uuid': { url: (_i, c) => `/conversations/${c}`, missing: () => `/conversations/${NOPE_UUID}`, ownStatus: 200 },
   'POST /automate/conversations/:uuid/disable-ai': {
     url: (_i, c) => `/automate/conversations/${c}/disable-ai`,

@@ -112,6 +112,8 @@ describe.skipIf(!chromiumAvailable)('console configuration pages in Chromium', (
     await page.goto(`${t.url}/console`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // The console opens on the calls list; the navigation leads to the assistants.
+    await page.getByRole('navigation').getByRole('link', { name: 'Assistants' }).click({ timeout: 15_000 });
     await page.getByRole('heading', { name: 'Assistants', level: 1 }).waitFor({ timeout: 15_000 });
     await page.getByText('No assistants yet.').waitFor();
   }, 60_000);
@@ -182,7 +184,7 @@ describe.skipIf(!chromiumAvailable)('console configuration pages in Chromium', (
     const saved = await api('GET', `/user/assistant/${ids.assistant}`);
     expect(saved).toMatchObject({ name: 'Front desk', type: 'outbound', mode: 'pipeline', language_id: ids.english, voice_id: FLITE_SLT, llm_model_id: ids.llm, timezone: 'Europe/Paris', initial_message: 'Hello, front desk.', max_duration: 600 });
     // The "Call" link the browser-call page answers.
-    expect(await page.getByRole('link', { name: 'Call' }).getAttribute('href')).toBe(`/console/assistants/${ids.assistant}/talk`);
+    expect(await page.getByRole('link', { name: 'Call', exact: true }).getAttribute('href')).toBe(`/console/assistants/${ids.assistant}/talk`);
   }, 90_000);
 
   it('edits the assistant and attaches a tool; warnings from the answer are shown', async () => {

@@ -57,7 +57,7 @@ describe('npm start', () => {
         // not up yet
       }
     }
-    expect(health).toEqual({ status: 'ok' });
+    expect(health).toEqual({ status: 'ok', ready: true, draining: false });
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('process_cpu_user_seconds_total');
     // The SIP edge's counters are served by the same registry.

@@ -185,7 +185,7 @@ describe('configuration', () => {
     expect(alone.nodeId).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
     expect(alone.leaseMs).toBe(10_000);
     const shared = loadConfig({ SWITCHBOARD_REDIS_URL: 'redis://:pw@10.0.0.5:6379/2', SWITCHBOARD_NODE_ID: 'engine-3', SWITCHBOARD_NODE_LEASE_SECONDS: '5' }).cluster;
-    expect(shared).toEqual({ nodeId: 'engine-3', redisUrl: 'redis://:pw@10.0.0.5:6379/2', leaseMs: 5000 });
+    expect(shared).toEqual({ nodeId: 'engine-3', redisUrl: 'redis://:pw@10.0.0.5:6379/2', leaseMs: 5000, leaseTtlMs: 30_000 });
     expect(loadConfig({ SWITCHBOARD_REDIS_URL: 'rediss://cache.example.com:6380' }).cluster!.redisUrl).toBe('rediss://cache.example.com:6380');
     let message = '';
     try {

@@ -12,6 +12,13 @@ const REAL_TIME = [
   'test/integration/{e2e,calls,call-tools,media,cascade,realtime-calls,realtime,lifecycle,sip,webrtc,cluster,campaigns}/**/*.test.ts',
   'test/integration/console/browser-call*.test.ts',
 ];
+/** Calls end to end that assert what happens, never how fast: they share the CPU well. */
+const ORDER_ONLY = [
+  'test/integration/e2e/provider-failures.test.ts',
+  'test/integration/e2e/calls-more.test.ts',
+  'test/integration/e2e/sweeper.test.ts',
+  'test/integration/realtime-calls/failures.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -34,8 +41,18 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'order-only',
+          include: ORDER_ONLY,
+          maxWorkers: 3,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'real-time',
           include: REAL_TIME,
+          exclude: ORDER_ONLY,
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },

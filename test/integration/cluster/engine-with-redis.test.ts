@@ -60,7 +60,7 @@ describe.skipIf(!redisAvailable)('an engine with SWITCHBOARD_REDIS_URL', () => {
         // not up yet
       }
     }
-    expect(health).toEqual({ status: 'ok' });
+    expect(health).toEqual({ status: 'ok', ready: true, draining: false });
     client = new Redis(redis.url);
     expect(await client.exists('switchboard:node:engine-under-test:alive')).toBe(1);
     expect(await client.smembers('switchboard:nodes')).toContain('engine-under-test');

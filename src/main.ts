@@ -8,6 +8,7 @@ import { SecretBox } from './store/secrets.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { logProviderStatus } from './providers/status.ts';
 import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
+import { TrunkSync } from './cluster/trunk-sync.ts';
 import { applyHeapGrowing } from './util/gc-tuning.ts';
 import { useNativeDsp } from './audio/native-dsp.ts';
 import { systemClock } from './util/clock.ts';
@@ -96,6 +97,9 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // Trunks live in the registry only while the engine runs: provision the stored ones again.
   const restored = await restoreTrunks(ctx.repos.sipTrunks, ctx.trunks, logger);
   if (restored > 0) logger.info({ restored }, 'SIP trunks re-provisioned');
+  // On a store shared with other nodes, trunks created or deleted through them arrive here too.
+  const trunkSync = config.databaseUrl !== undefined ? new TrunkSync(ctx.repos.sipTrunks, ctx.trunks, logger) : undefined;
+  trunkSync?.start();
   // Work done once across the nodes sharing the store (docs/WORK-ONCE.md): the sweeps and the
   // trunk registrations run on the node holding their lease, and move when it stops or dies.
   let sipUp: SipServer | undefined;
@@ -277,6 +281,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         // Leaves the service: this node's call slots free at once, not after the lease.
         await upTo(closeEnd, 'cluster', cluster.close());
         // Given up last: the other nodes take the sweeps and registrations over at once.
+        await upTo(closeEnd, 'trunk sync', trunkSync?.stop() ?? Promise.resolve());
         await upTo(closeEnd, 'leases', leases.stop());
         await store.close();
         // Last: the spans of everything above are exported (bounded by the export timeout).

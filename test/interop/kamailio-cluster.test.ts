@@ -7,6 +7,7 @@
  *   through either node, naming the node that carried it.
  * - The API rate limit holds across nodes: 20 requests with one key split over both, then the
  *   21st is 429 on either.
+ * - A SIP trunk created or deleted through one node reaches the other (the trunk sync).
  * - SIGKILL on a node holding a live call: new calls go to the survivor, and the survivor closes
  *   the dead node's call record (no heartbeat for four periods).
  *
@@ -194,6 +195,34 @@ describe.skipIf(missing.length > 0)('a two-node cluster on PostgreSQL and Redis 
     expect((await api(a, 'GET', '/user/assistants', undefined, limitKey)).status).toBe(429);
     expect((await api(b, 'GET', '/user/assistants', undefined, limitKey)).status).toBe(429);
   }, 30_000);
+
+  it('a trunk created through one node serves calls on the other within seconds, and a deleted one stops', async () => {
+    const number = '+14155550124';
+    const direct = (node: Node) => `sip:${number.slice(1)}@127.0.0.1:${node.proc.sipPort}`;
+    const statusOf = async (node: Node) => (await within((await caller.dial(direct(node))).outcome, 10_000, 'an answer')).status;
+    // Unknown number on node A: 404.
+    expect(await statusOf(a)).toBe(404);
+    const made = await api(b, 'POST', '/user/sip-trunks', {
+      sip_trunk_type: 'number',
+      phone_number: number,
+      sip_username: 'second',
+      sip_password: 'second-secret',
+      sip_address: '127.0.0.84',
+      sip_calling_format: 'e164',
+      inbound_authorization_type: 'ip',
+      allowed_inbound_ips: [CALLER_IP],
+    });
+    expect(made.status).toBe(201);
+    // Known on A once it synced: the trunk matches the caller, and with no assistant on the number, 480.
+    const deadline = Date.now() + 15_000;
+    let status = 404;
+    while (Date.now() < deadline && (status = await statusOf(a)) === 404) await sleep(500);
+    expect(status).toBe(480);
+    expect((await api(b, 'DELETE', `/user/sip-trunks/${made.body.data.id}`)).status).toBe(200);
+    const gone = Date.now() + 20_000;
+    while (Date.now() < gone && (status = await statusOf(a)) !== 404) await sleep(500);
+    expect(status).toBe(404);
+  }, 60_000);
 
   it('SIGKILL on a node with a live call: new calls go to the survivor, which closes the dead node’s record', async () => {
     // A call held on node B.

@@ -135,6 +135,9 @@ describe.each(STORE_BACKENDS)('REST over HTTP on %s', (backend) => {
       const callEvent = (uuid: string) => eventBody('call.completed', t!.clock.now(), { call: { uuid, status: 'completed' } });
       const first = await outbox.enqueue(a.id, 'call.completed', 'https://user:pw@hooks.example.com/in?token=abc', callEvent(c1.uuid));
       await outbox.enqueue(a.id, 'call.completed', 'https://hooks.example.com/in', callEvent(c2.uuid));
+      // A NUL character inside some text of another event (JSON escapes it as \u0000, which
+      // PostgreSQL's jsonb refuses): that row must not break the lookup of the others.
+      await outbox.enqueue(a.id, 'call.completed', 'https://hooks.example.com/in', eventBody('call.completed', t.clock.now(), { call: { uuid: c2.uuid, transcript: 'caller said \u0000 here' } }));
       await outbox.enqueue(a.id, 'conversation.ended', 'https://hooks.example.com/in', eventBody('conversation.ended', t.clock.now(), { conversation: { uuid: c1.uuid } }));
       await outbox.enqueue(a.id, 'call.completed', 'https://hooks.example.com/in', eventBody('call.completed', t.clock.now(), { call: 'not an object' }));
       await outbox.enqueue(other.id, 'call.completed', 'https://hooks.example.com/theirs', callEvent(c1.uuid)); // another account's row naming c1
@@ -152,7 +155,7 @@ describe.each(STORE_BACKENDS)('REST over HTTP on %s', (backend) => {
       ]);
       expect(res.body[0].delivered_at).toEqual(expect.any(String));
       expect(res.body[1].next_attempt_at).toBe(new Date(t.clock.now() + 30_000).toISOString());
-      expect((await http(a.key, 'GET', `/user/calls/${c2.id}/webhooks`)).body).toHaveLength(1);
+      expect((await http(a.key, 'GET', `/user/calls/${c2.id}/webhooks`)).body).toHaveLength(2);
       expect((await http(other.key, 'GET', `/user/calls/${theirs.id}/webhooks`)).body).toEqual([]);
       expect((await http(other.key, 'GET', `/user/calls/${c1.id}/webhooks`)).status).toBe(404);
       expect((await http(a.key, 'GET', `/user/calls/${theirs.id + 100}/webhooks`)).status).toBe(404);

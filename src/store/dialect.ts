@@ -61,9 +61,16 @@ export async function lockKey(db: Kysely<Database>, dialect: Store['dialect'], k
   await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(db);
 }
 
-/** A text field inside a JSON text column (`path` like ['post_call', 'finished_at']), NULL when absent. */
+/**
+ * A text field inside a JSON text column (`path` like ['post_call', 'finished_at']), NULL when absent.
+ * PostgreSQL's JSON parser (json and jsonb alike) refuses the escape `\u0000` anywhere in the
+ * document (a NUL character in some string, e.g. a transcript), which would fail the whole query
+ * over one such row; the text is read with every `\u0000` turned into `\ufffd` (U+FFFD), which
+ * keeps the document valid JSON whatever precedes the backslash. Only a value that itself holds
+ * that escape reads differently, never the ids and timestamps looked up here.
+ */
 export function jsonField(dialect: Store['dialect'], column: string, path: readonly string[]): RawBuilder<unknown> {
   return dialect === 'postgres'
-    ? sql`(${sql.ref(column)}::jsonb #>> ${`{${path.join(',')}}`})`
+    ? sql`(replace(${sql.ref(column)}, ${'\\u0000'}, ${'\\ufffd'})::jsonb #>> ${`{${path.join(',')}}`})`
     : sql`json_extract(${sql.ref(column)}, ${`$.${path.join('.')}`})`;
 }

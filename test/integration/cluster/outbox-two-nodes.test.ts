@@ -1,6 +1,7 @@
 /**
  * The webhook outbox delivered by two nodes: two DeliveryWorkers, each with its own connection
- * to one SQLite file (WAL), post to a receiver on loopback. One node dies holding claims (its
+ * to one database (one SQLite file in WAL mode; one PostgreSQL database through two pools, where
+ * the test server is installed), post to a receiver on loopback. One node dies holding claims (its
  * requests hang forever: half never left, half reached the receiver before the node died). The
  * other delivers its own share at once and the dead node's rows once their leases lapse, as the
  * next attempt: every event is marked delivered once, no (event, attempt) is ever sent twice,
@@ -8,33 +9,33 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { openStore, type Store } from '../../../src/store/db.ts';
 import { createRepos } from '../../../src/store/index.ts';
 import { SecretBox } from '../../../src/store/secrets.ts';
 import { systemClock } from '../../../src/util/clock.ts';
 import { DeliveryWorker } from '../../../src/webhooks/delivery.ts';
 import { verify } from '../../../src/webhooks/signing.ts';
 import { HttpSink } from '../../support/http-sink.ts';
-import { testTempDir } from '../../support/temp-dir.ts';
+import { AVAILABLE_BACKENDS } from '../../support/postgres.ts';
+import { openTwoNodeStore, type TwoNodeStore } from '../../support/two-node-store.ts';
 
 const SECRET = 'whsec_' + Buffer.alloc(24, 9).toString('base64');
 const LEASE_MS = 2000;
 const quiet = pino({ level: 'silent' });
 
-let stores: Store[] = [];
+let nodes: TwoNodeStore | undefined;
 let sink: HttpSink | undefined;
 const workers: DeliveryWorker[] = [];
 afterEach(async () => {
   for (const w of workers.splice(0)) void w.stop();
   await sink?.close();
-  for (const s of stores) await s.close();
-  stores = [];
+  await nodes?.close();
+  nodes = undefined;
 });
 
-describe('webhook outbox over two nodes on one database', () => {
+describe.each(AVAILABLE_BACKENDS)('webhook outbox over two nodes on one %s database', (backend) => {
   it('every event delivered once, including those a dead node held, each attempt sent at most once', async () => {
-    const dir = testTempDir('outbox-nodes');
-    stores = [openStore(dir), openStore(dir)];
+    nodes = await openTwoNodeStore(backend, 'outbox-nodes');
+    const stores = [nodes.a, nodes.b];
     const box = new SecretBox(Buffer.alloc(32, 3));
     const [repoA, repoB] = stores.map((s) => createRepos(s, systemClock, box));
     const account = await repoA!.accounts.create('acme');

@@ -261,12 +261,16 @@ describe.each(STORE_BACKENDS)('store on %s', (backend) => {
       expect(ends.map((c) => [c.status, c.endAt])).toEqual([['completed', T0 + 500], ['completed', T0 + 20], ['failed', T0 + 1]]);
 
       await repos.calls.update(answered.id, { details: { post_call: { finished_at: 42 } } } as never);
+      // A NUL character in some text of a document (stored as the JSON escape \u0000, which
+      // PostgreSQL's JSON parser refuses) fails neither that row nor the query over the others.
+      await repos.calls.update(noBeat.id, { details: { note: 'caller said \u0000 here' } } as never);
+      await repos.calls.update(unanswered.id, { details: { post_call: { finished_at: 7, summary: 'x\u0000y', raw: 'a\\u0000b' } } } as never);
       const rows = await store.db
         .selectFrom('calls')
         .select(['id', jsonField(store.dialect, 'details', ['post_call', 'finished_at']).as('finished')])
         .orderBy('id')
         .execute();
-      expect(rows.map((r) => (r.finished === null ? null : Number(r.finished)))).toEqual([42, null, null]);
+      expect(rows.map((r) => (r.finished === null ? null : Number(r.finished)))).toEqual([42, null, 7]);
 
       const c = await repos.campaigns.create(acc.id, { name: 'C', assistantId: 1, phoneNumberId: 1, maxConcurrentCalls: 1, callingHours: null });
       await repos.leads.add(acc.id, c.id, [{ phoneNumber: '+15550000001' }]);

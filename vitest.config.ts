@@ -11,6 +11,8 @@ const REAL_TIME = [
   'test/interop/**/*.test.ts',
   'test/integration/{e2e,calls,call-tools,media,cascade,realtime-calls,realtime,lifecycle,sip,webrtc,cluster,campaigns}/**/*.test.ts',
   'test/integration/console/browser-call*.test.ts',
+  // Silero and the denoiser on real audio: CPU-bound, with per-test deadlines.
+  'test/unit/{vad,denoise}/**/*.test.ts',
 ];
 /** Calls end to end that assert what happens, never how fast: they share the CPU well. */
 const ORDER_ONLY = [

@@ -65,7 +65,7 @@ interface HeldResult {
 interface PhaseResult {
   name: string;
   serial: SetupStats;
-  rate: SetupStats & { cps: number; wallS: number; engineCpuMsPerCall: number; edgeCpuMsPerCall: number };
+  rate: SetupStats & { cps: number; wallS: number; engineCpuMsPerCall: number; nodeCpuMs: Record<string, number>; edgeCpuMsPerCall: number };
   held: HeldResult[];
   /** Calls each node answered (by the RTP port range in its SDP answer). */
   byNode: Record<string, number>;
@@ -228,7 +228,7 @@ export async function main(argv: string[]): Promise<void> {
       const rate: number[] = [];
       let rateFailed = 0;
       let next = 0;
-      const cpu0 = nodes.reduce((s, n) => s + (procCpuMs(n.proc.child.pid!) ?? 0), 0);
+      const nodeCpu0 = nodes.map((n) => procCpuMs(n.proc.child.pid!) ?? 0);
       const edgeCpu0 = treeCpuMs(edge!.pid);
       const t0 = performance.now();
       await Promise.all(
@@ -242,7 +242,8 @@ export async function main(argv: string[]): Promise<void> {
         }),
       );
       const wallS = (performance.now() - t0) / 1000;
-      const engineCpuMs = nodes.reduce((s, n) => s + (procCpuMs(n.proc.child.pid!) ?? 0), 0) - cpu0;
+      const nodeCpuMs = nodes.map((n, i) => (procCpuMs(n.proc.child.pid!) ?? 0) - nodeCpu0[i]!);
+      const engineCpuMs = nodeCpuMs.reduce((s, x) => s + x, 0);
       const edgeCpuMs = treeCpuMs(edge!.pid) - edgeCpu0;
 
       const held: HeldResult[] = [];
@@ -283,7 +284,7 @@ export async function main(argv: string[]): Promise<void> {
       const r: PhaseResult = {
         name,
         serial: stats(serial, serialFailed),
-        rate: { ...stats(rate, rateFailed), cps: rate.length / wallS, wallS, engineCpuMsPerCall: engineCpuMs / Math.max(1, rate.length), edgeCpuMsPerCall: edgeCpuMs / Math.max(1, rate.length) },
+        rate: { ...stats(rate, rateFailed), cps: rate.length / wallS, wallS, engineCpuMsPerCall: engineCpuMs / Math.max(1, rate.length), nodeCpuMs: Object.fromEntries(nodes.map((n, i) => [n.id, Math.round(nodeCpuMs[i]!)])), edgeCpuMsPerCall: edgeCpuMs / Math.max(1, rate.length) },
         held,
         byNode,
         machineBusyPct: systemBusyPct(sys0, systemCpu()),
@@ -292,7 +293,7 @@ export async function main(argv: string[]): Promise<void> {
       console.log(`  serial setup: p50 ${fmt(r.serial.p50)} ms, p95 ${fmt(r.serial.p95)} ms (${r.serial.n} ok, ${r.serial.failed} failed)`);
       console.log(
         `  rate, ${inFlight} in flight: ${fmt(r.rate.cps, 1)} calls/s over ${fmt(wallS, 1)} s; setup p50 ${fmt(r.rate.p50)} ms, p95 ${fmt(r.rate.p95)} ms (${r.rate.n} ok, ${r.rate.failed} failed);` +
-          ` engine CPU ${fmt(r.rate.engineCpuMsPerCall)} ms per call (all nodes), edge ${fmt(r.rate.edgeCpuMsPerCall)} ms`,
+          ` engine CPU ${fmt(r.rate.engineCpuMsPerCall)} ms per call (all nodes; ms by node ${JSON.stringify(r.rate.nodeCpuMs)}), edge ${fmt(r.rate.edgeCpuMsPerCall)} ms`,
       );
       for (const h of held)
         console.log(

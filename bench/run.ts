@@ -26,6 +26,7 @@ const BENCHES: Record<string, Bench> = {
   'engine-latency': { file: 'engine-latency.ts', args: [], limitS: 600, what: '(voice session) engine-added latency per turn at 1 and 100 calls, and barge-in, over SIP/RTP' },
   srtp: { file: 'srtp.ts', args: [], limitS: 600, what: 'SRTP: µs per packet per suite (C and node:crypto), engine CPU per call plain vs SRTP in one run' },
   realtime: { file: 'realtime.ts', args: [], limitS: 600, what: 'realtime calls: first model audio delta → first RTP packet, CPU per call; μ-law pass-through vs PCM' },
+  'cluster-edge': { file: 'cluster-edge.ts', args: [], limitS: 180, what: 'Kamailio → two nodes on shared PostgreSQL + Redis against one node direct, in one run: setup time, setup rate, calls held, as B/A' },
   tracing: { file: 'tracing-overhead.ts', args: [], limitS: 300, what: 'tracing hooks per call with tracing off (the default) against no hooks, and with tracing on for scale' },
 };
 const DEFAULT = ['calls', 'calls-vad', 'setup', 'vad-micro'];
@@ -51,6 +52,7 @@ options (passed to the benchmark):
   engine-latency:   --levels 1,100  --turns 4  --turns-single 12  --barge 10  --ramp-cps 10  --llm-ms 0  --tts-ms 0  --json FILE  --cpu-prof DIR  --quiet-wait S
   engine-cpu:       --calls 100  --window 20  --settle 4  --phases pipeline,no-denoise,echo  --ramp-cps 10  --json FILE  --cpu-prof DIR  --quiet-wait S
   voice:            the options above go to engine-latency and engine-cpu alike (use --json only with one of them)
+  cluster-edge:     --serial 50  --rate-calls 300  --in-flight 10  --held 50,100  --hold-s 4  --probes 20  --rounds 2  --warm-up 150  --json FILE
   denoise, realtime, srtp, tracing: see the header of bench/<name>.ts`);
 }
 

@@ -73,6 +73,11 @@ export class KamailioEdge {
     return this.child.output;
   }
 
+  /** The main Kamailio process (its workers are its children). */
+  get pid(): number {
+    return this.child.process.pid!;
+  }
+
   /** The config's own log lines (`edge: ...`), in order. */
   get lines(): string[] {
     return [...this.child.output.matchAll(/edge: ([^\n]*)/g)].map((m) => m[1]!);

@@ -7,11 +7,22 @@
  * no number is ever dialed twice, max_concurrent_calls holds across both, the survivor settles
  * node-a's leads once their leases lapse and completes the campaign; the registration and the
  * sweeps were node-a's alone and move to node-b, which also closes node-a's dead call records.
+ *
+ * Twice: on one SQLite file (WAL), and as a real cluster on one PostgreSQL database and one Redis
+ * (SWITCHBOARD_DATABASE_URL, SWITCHBOARD_SECRET_KEY, SWITCHBOARD_REDIS_URL).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userOf } from '../../../src/call/numbers.ts';
 import { header } from '../../../src/sip/message.ts';
+import crypto from 'node:crypto';
+import { loadConfig } from '../../../src/config.ts';
 import { openStore, type Store } from '../../../src/store/db.ts';
+import { openConfiguredStore } from '../../../src/store/open-store.ts';
+import { createRepos } from '../../../src/store/index.ts';
+import { systemClock } from '../../../src/util/clock.ts';
+import { dollarsToMicros } from '../../../src/util/money.ts';
+import { createTestDatabase, dropTestDatabase, postgresAvailable } from '../../support/postgres.ts';
+import { redisAvailable, startRedisServer, type RedisServer } from '../../support/redis.ts';
 import { TestPhone } from '../../support/test-phone.ts';
 import { TestRegistrar } from '../../support/test-registrar.ts';
 import { testTempDir } from '../../support/temp-dir.ts';
@@ -30,16 +41,46 @@ let carrier: TestPhone | undefined;
 let registrar: TestRegistrar | undefined;
 const engines: EngineProcess[] = [];
 let db: Store | undefined;
+let redis: RedisServer | undefined;
+let dbUrl: string | undefined;
 beforeAll(async () => {
   providers = await Providers.start();
 });
-afterAll(async () => {
-  for (const e of engines) await e.stop('SIGKILL', 5000);
+/** What one run started, stopped so the next run can bind the same addresses. */
+async function stopRun(): Promise<void> {
+  for (const e of engines.splice(0)) await e.stop('SIGKILL', 5000);
   await db?.close();
+  db = undefined;
   await carrier?.close();
+  carrier = undefined;
   registrar?.close();
+  registrar = undefined;
+  await redis?.stop();
+  redis = undefined;
+  if (dbUrl) await dropTestDatabase(dbUrl).catch(() => undefined);
+  dbUrl = undefined;
+}
+afterAll(async () => {
+  await stopRun();
   await providers?.close();
 });
+
+type Backend = 'sqlite' | 'postgres+redis';
+const BACKENDS: Backend[] = postgresAvailable && redisAvailable ? ['sqlite', 'postgres+redis'] : ['sqlite'];
+if (BACKENDS.length === 1) console.warn('two-engines: the PostgreSQL + Redis run SKIPPED (PostgreSQL or redis-server missing; both in .ci/apt-packages)');
+
+/** The shared store of a run: the account seeded, the settings every node gets, a handle to read it. */
+async function sharedStore(backend: Backend, dir: string): Promise<{ account: { id: number; key: string }; env: Record<string, string>; store: Store }> {
+  if (backend === 'sqlite') return { account: await seedAccount(dir, 100), env: {}, store: openStore(dir) };
+  dbUrl = await createTestDatabase();
+  redis = await startRedisServer();
+  const env = { SWITCHBOARD_DATABASE_URL: dbUrl, SWITCHBOARD_SECRET_KEY: crypto.randomBytes(32).toString('base64'), SWITCHBOARD_REDIS_URL: redis.url };
+  const { store, secrets } = await openConfiguredStore(loadConfig({ SWITCHBOARD_DATA_DIR: dir, ...env }));
+  const repos = createRepos(store, systemClock, secrets);
+  const row = await repos.accounts.create('cluster');
+  await repos.ledger.adjust(row.id, dollarsToMicros(100), 'test top-up');
+  return { account: { id: row.id, key: await repos.accounts.createKey(row.id) }, env, store };
+}
 
 async function api(engine: EngineProcess, key: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${engine.httpUrl}/api${url}`, {
@@ -67,15 +108,17 @@ const trunkBody = (over: Record<string, unknown>) => ({
   ...over,
 });
 
-describe('two engines on one database', () => {
+describe.each(BACKENDS)('two engines on one database (%s)', (backend) => {
   it('a campaign over both, one SIGKILLed mid-way: every lead dialed at most once, the survivor finishes; registrations and sweeps move', async () => {
     const dir = testTempDir('two-engines');
-    const account = await seedAccount(dir, 100);
+    const shared = await sharedStore(backend, dir);
+    const account = shared.account;
     carrier = await TestPhone.create({ host: CARRIER, port: 5060, userName: 'carrier' });
     registrar = await TestRegistrar.start(REGISTRAR, 'cluster-user', 'cluster-secret', 5060);
     registrar.expiresSec = 60;
     const env = (node: string) => ({
       ...providers!.env,
+      ...shared.env,
       SWITCHBOARD_NODE_ID: node,
       SWITCHBOARD_LEASE_SECONDS: '2',
       SWITCHBOARD_CALL_HEARTBEAT_SECONDS: '1',
@@ -113,7 +156,7 @@ describe('two engines on one database', () => {
 
     const b = await EngineProcess.start(dir, env('node-b'));
     engines.push(b);
-    db = openStore(dir);
+    db = shared.store;
     const holderOf = async (name: string) => (await db!.db.selectFrom('leases').select('holder').where('name', '=', name).executeTakeFirst())?.holder;
     expect(await holderOf('sweeper')).toBe('node-a');
     expect(await holderOf('registrar')).toBe('node-a');
@@ -206,6 +249,7 @@ describe('two engines on one database', () => {
       }
     } finally {
       clearInterval(watcher);
+      await stopRun();
     }
   }, 180_000);
 });

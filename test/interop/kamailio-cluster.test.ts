@@ -7,6 +7,7 @@
  *   through either node, naming the node that carried it.
  * - The API rate limit holds across nodes: 20 requests with one key split over both, then the
  *   21st is 429 on either.
+ * - A rolling restart under load (SIGTERM, drain, restart in place) loses no call.
  * - A SIP trunk created or deleted through one node reaches the other (the trunk sync).
  * - SIGKILL on a node holding a live call: new calls go to the survivor, and the survivor closes
  *   the dead node's call record (no heartbeat for four periods).
@@ -39,6 +40,7 @@ interface Node {
   dir: { path: string; remove(): void };
   proc: EngineProcess;
   rtp: { minPort: number; maxPort: number };
+  env: Record<string, string>;
 }
 
 type CallRecord = Record<string, unknown> & { id: number; node_id: string | null; to_number: string; ended_at: string | null };
@@ -67,14 +69,15 @@ describe.skipIf(missing.length > 0)('a two-node cluster on PostgreSQL and Redis 
 
   async function startNode(id: string, edgePort: number, rtp: Node['rtp']): Promise<Node> {
     const dir = tempDir(`cluster-${id}`);
-    const proc = await EngineProcess.start(dir.path, {
+    const env = {
       ...sharedEnv,
       SWITCHBOARD_NODE_ID: id,
       SIP_OUTBOUND_PROXY: `${EDGE_IP}:${edgePort}`,
       RTP_PORT_MIN: String(rtp.minPort),
       RTP_PORT_MAX: String(rtp.maxPort),
-    });
-    return { id, dir, proc, rtp };
+    };
+    const proc = await EngineProcess.start(dir.path, env);
+    return { id, dir, proc, rtp, env };
   }
 
   beforeAll(async () => {
@@ -195,6 +198,49 @@ describe.skipIf(missing.length > 0)('a two-node cluster on PostgreSQL and Redis 
     expect((await api(a, 'GET', '/user/assistants', undefined, limitKey)).status).toBe(429);
     expect((await api(b, 'GET', '/user/assistants', undefined, limitKey)).status).toBe(429);
   }, 30_000);
+
+  it('a rolling restart under load loses no call: the draining node finishes its calls, new ones go to the other, then it is back', async () => {
+    const lastBefore = Math.max(0, ...(await echoRecords(a)).map((r) => r.id));
+    const live: PhoneCall[] = [];
+    for (let i = 0; i < 6; i++) {
+      const call = await caller.dial(edge.uri('echo'));
+      expect((await within(call.outcome, 15_000, 'a live call')).status).toBe(200);
+      live.push(call);
+    }
+    const liveIds = new Set(live.map((c) => nodeOf(c)));
+    expect(liveIds.has('node-a') && liveIds.has('node-b')).toBe(true);
+    const ports = { http: Number(new URL(a.proc.httpUrl).port), sip: a.proc.sipPort };
+    a.proc.child.kill('SIGTERM');
+    await within(
+      (async () => {
+        while ((await fetch(`${a.proc.httpUrl}/readyz`)).status === 200) await sleep(50);
+      })(),
+      5000,
+      'node A to report draining',
+    );
+    // While A drains, every new call is answered, by B.
+    const fresh = [];
+    for (let i = 0; i < 5; i++) fresh.push(...(await Promise.all([echoCall(100), echoCall(100)])));
+    expect(fresh.map((r) => `${r.answered}:${r.node}`)).toEqual(Array(10).fill('200:node-b'));
+    // The live calls, A's included, go on until their callers hang up; then A exits cleanly.
+    for (const call of live) expect(await within(call.hangup(), 10_000, 'a live call’s BYE')).toBe(200);
+    expect((await within(a.proc.exited, 20_000, 'the drained node to exit')).code).toBe(0);
+    a.proc = await EngineProcess.start(a.dir.path, a.env, ports);
+    // Back in rotation once the edge's probe sees it.
+    let back = false;
+    let probes = 0;
+    for (; probes < 20 && !back; probes++) {
+      const r = await echoCall(50);
+      expect(r.answered).toBe(200);
+      back = r.node === 'node-a';
+      if (!back) await sleep(500);
+    }
+    expect(back).toBe(true);
+    // Every one of those calls completed normally, in the shared store.
+    const since = (await echoRecords(b)).filter((r) => r.id > lastBefore);
+    expect(since).toHaveLength(live.length + fresh.length + probes);
+    expect(since.filter((r) => r.status !== 'completed' || r.end_cause !== 'remote-hangup')).toEqual([]);
+  }, 120_000);
 
   it('a trunk created through one node serves calls on the other within seconds, and a deleted one stops', async () => {
     const number = '+14155550124';

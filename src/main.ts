@@ -9,6 +9,7 @@ import { Catalog } from './catalog/catalog.ts';
 import { logProviderStatus } from './providers/status.ts';
 import { InMemoryTrunkRegistry, restoreTrunks } from './sip/trunk-registry.ts';
 import { TrunkSync } from './cluster/trunk-sync.ts';
+import { relayLiveFeed } from './call/live/cluster-relay.ts';
 import { applyHeapGrowing } from './util/gc-tuning.ts';
 import { useNativeDsp } from './audio/native-dsp.ts';
 import { systemClock } from './util/clock.ts';
@@ -100,6 +101,8 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
   // On a store shared with other nodes, trunks created or deleted through them arrive here too.
   const trunkSync = config.databaseUrl !== undefined ? new TrunkSync(ctx.repos.sipTrunks, ctx.trunks, logger) : undefined;
   trunkSync?.start();
+  // With Redis, the live call feed shows every node's calls, whichever node a watcher reaches.
+  const stopLiveRelay = relayLiveFeed(liveFeedOf(ctx), cluster);
   // Work done once across the nodes sharing the store (docs/WORK-ONCE.md): the sweeps and the
   // trunk registrations run on the node holding their lease, and move when it stops or dies.
   let sipUp: SipServer | undefined;
@@ -279,6 +282,7 @@ export async function startEngine(config: Readonly<Config> = loadConfig(), opts:
         await upTo(closeEnd, 'recordings', ctx.recordings?.close() ?? Promise.resolve());
         campaignRunner.detach();
         // Leaves the service: this node's call slots free at once, not after the lease.
+        stopLiveRelay();
         await upTo(closeEnd, 'cluster', cluster.close());
         // Given up last: the other nodes take the sweeps and registrations over at once.
         await upTo(closeEnd, 'trunk sync', trunkSync?.stop() ?? Promise.resolve());

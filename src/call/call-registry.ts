@@ -160,7 +160,8 @@ export class CallRegistry {
       const live = this.live;
       const changed = () => live.publish({ kind: 'call', accountId: session.accountId, callId: session.recordId, uuid: session.uuid });
       changed();
-      session.once('answered', changed);
+      // After the answer is in the record: a watcher on another node reads it from the store.
+      session.once('answered', () => void session.recordWritten.then(changed));
       session.once('ended', changed);
     }
     session.once('ended', () => this.remove(session));

@@ -347,6 +347,11 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (this.state === 'ringing') this.write(() => this.init.recorder.status(this.recordId, 'ringing'));
   }
 
+  /** Settles once the record writes queued so far (ringing, answer) are done: readers then see them. */
+  get recordWritten(): Promise<void> {
+    return this.answerWrite;
+  }
+
   /** Record writes in order; a failed one is logged, never thrown at the call. */
   private write(fn: () => Promise<void>): void {
     this.answerWrite = this.answerWrite.then(fn).catch((err: unknown) => {

@@ -5,6 +5,7 @@
  * Redis (src/cluster/redis/). Callers never ask which one they hold.
  */
 import type { RateLimiter, RateWindow } from '../api/rate-limit.ts';
+import type { LiveEvent } from '../call/live/live-feed.ts';
 
 export type CapRefusal = 'account' | 'trunk';
 
@@ -37,7 +38,9 @@ export type ClusterMessage =
   | { type: 'hangup'; uuid: string; cause: string }
   | { type: 'ban'; ip: string; banMs: number; why: string }
   | { type: 'campaign-stop'; campaignId: number }
-  | { type: 'assistant-updated'; assistantId: number };
+  | { type: 'assistant-updated'; assistantId: number }
+  /** A live call's event (src/call/live), for watchers connected to other nodes. */
+  | { type: 'live'; event: LiveEvent };
 
 /** Every message carries its sender, so a node can skip its own broadcasts. */
 export type Envelope = ClusterMessage & { from: string };

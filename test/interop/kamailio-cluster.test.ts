@@ -7,6 +7,7 @@
  *   through either node, naming the node that carried it.
  * - The API rate limit holds across nodes: 20 requests with one key split over both, then the
  *   21st is 429 on either.
+ * - The live call feed opened on one node shows the calls the other node carries (Redis relay).
  * - A rolling restart under load (SIGTERM, drain, restart in place) loses no call.
  * - A SIP trunk created or deleted through one node reaches the other (the trunk sync).
  * - SIGKILL on a node holding a live call: new calls go to the survivor, and the survivor closes
@@ -26,6 +27,7 @@ import { createTestDatabase, dropTestDatabase, postgresAvailable, postgresUnavai
 import { redisAvailable, startRedisServer, type RedisServer } from '../support/redis.ts';
 import { TestPhone, type PhoneCall } from '../support/test-phone.ts';
 import { KamailioEdge, kamailioAvailable } from './support/kamailio-edge.ts';
+import { SseParser } from '../../console/src/live/sse.ts';
 import { engineRtpRange, freePort, sleep, tempDir, within } from './support/tools.ts';
 
 const EDGE_IP = '127.0.0.2';
@@ -199,6 +201,44 @@ describe.skipIf(missing.length > 0)('a two-node cluster on PostgreSQL and Redis 
     expect((await api(b, 'GET', '/user/assistants', undefined, limitKey)).status).toBe(429);
   }, 30_000);
 
+  it('the live call feed of either node shows calls the other node carries', async () => {
+    const ctl = new AbortController();
+    const res = await fetch(`${a.proc.httpUrl}/api/user/calls/events`, { headers: { authorization: `Bearer ${key}` }, signal: ctl.signal });
+    expect(res.status).toBe(200);
+    const events: Array<{ event: string; data: any }> = [];
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    void (async () => {
+      try {
+        for await (const chunk of res.body!) for (const e of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) events.push({ event: e.event, data: JSON.parse(e.data) });
+      } catch {
+        // aborted
+      }
+    })();
+    try {
+      // A call held on node B, watched from node A.
+      let held: PhoneCall | undefined;
+      for (let i = 0; i < 6 && !held; i++) {
+        const call = await caller.dial(edge.uri('echo'));
+        expect((await within(call.outcome, 15_000, 'answer')).status).toBe(200);
+        if (nodeOf(call) === 'node-b') held = call;
+        else await call.hangup();
+      }
+      expect(held).toBeDefined();
+      const seen = () => events.filter((e) => e.event === 'call' && e.data.node_id === 'node-b' && e.data.status === 'in-progress');
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && seen().length === 0) await sleep(100);
+      expect(seen().length, JSON.stringify(events.map((e) => [e.event, e.data.id, e.data.node_id, e.data.status]))).toBeGreaterThan(0);
+      const id = seen()[0]!.data.id as number;
+      await held!.hangup();
+      const ended = Date.now() + 5000;
+      while (Date.now() < ended && !events.some((e) => e.event === 'call' && e.data.id === id && e.data.ended_at !== null)) await sleep(100);
+      expect(events.some((e) => e.event === 'call' && e.data.id === id && e.data.ended_at !== null)).toBe(true);
+    } finally {
+      ctl.abort();
+    }
+  }, 60_000);
+
   it('a rolling restart under load loses no call: the draining node finishes its calls, new ones go to the other, then it is back', async () => {
     const lastBefore = Math.max(0, ...(await echoRecords(a)).map((r) => r.id));
     const live: PhoneCall[] = [];
@@ -236,10 +276,13 @@ describe.skipIf(missing.length > 0)('a two-node cluster on PostgreSQL and Redis 
       if (!back) await sleep(500);
     }
     expect(back).toBe(true);
-    // Every one of those calls completed normally, in the shared store.
+    // Every one of those calls completed normally, in the shared store (the last record is written
+    // a moment after its BYE).
+    const settled = Date.now() + 5000;
+    while (Date.now() < settled && (await echoRecords(b)).some((r) => r.id > lastBefore && r.ended_at === null)) await sleep(100);
     const since = (await echoRecords(b)).filter((r) => r.id > lastBefore);
     expect(since).toHaveLength(live.length + fresh.length + probes);
-    expect(since.filter((r) => r.status !== 'completed' || r.end_cause !== 'remote-hangup')).toEqual([]);
+    expect(since.filter((r) => r.status !== 'completed' || r.end_cause !== 'remote-hangup').map((r) => [r.id, r.node_id, r.status, r.end_cause, r.from_number])).toEqual([]);
   }, 120_000);
 
   it('a trunk created through one node serves calls on the other within seconds, and a deleted one stops', async () => {

@@ -99,9 +99,16 @@ export function registerCallLiveRoutes(api: Api, ctx: AppContext): void {
       res.on('close', close);
       res.on('error', close);
       write('retry: 3000\n\n');
+      const snapshot = new Set<number>();
       for (const session of ctx.liveCalls?.list() ?? []) {
-        if (session.accountId === accountId && (only === undefined || session.recordId === only)) sendCall(session.recordId);
+        if (session.accountId === accountId && (only === undefined || session.recordId === only)) snapshot.add(session.recordId);
       }
+      // Several nodes (Redis): the calls the others carry are in the shared store.
+      if (ctx.cluster?.shared) {
+        const elsewhere = await ctx.repos.calls.list(accountId, { limit: 100, statuses: ['queued', 'ringing', 'in-progress'] }).catch(() => []);
+        for (const c of elsewhere) if (c.endAt === null && (only === undefined || c.id === only)) snapshot.add(c.id);
+      }
+      for (const id of snapshot) sendCall(id);
     },
   });
 

@@ -24,6 +24,8 @@ export type LiveListener = (event: LiveEvent) => void;
 
 export class LiveFeed {
   private readonly byAccount = new Map<number, Set<LiveListener>>();
+  /** Where this node's own events also go (the other nodes of a cluster: relayLiveFeed). */
+  forward: LiveListener | undefined;
 
   /** Calls `listener` with the account's events until the returned function is called. */
   subscribe(accountId: number, listener: LiveListener): () => void {
@@ -46,8 +48,18 @@ export class LiveFeed {
     return n;
   }
 
-  /** Never throws into the call that published: a watcher's failure is the watcher's. */
+  /** An event of a call on this node: to its watchers here, and forwarded to the other nodes. */
   publish(event: LiveEvent): void {
+    this.deliver(event);
+    try {
+      this.forward?.(event);
+    } catch {
+      // the relay logs its own failures; the call goes on
+    }
+  }
+
+  /** Never throws into the call that published: a watcher's failure is the watcher's. */
+  deliver(event: LiveEvent): void {
     const set = this.byAccount.get(event.accountId);
     if (!set) return;
     for (const listener of [...set]) {

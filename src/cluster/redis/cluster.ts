@@ -28,8 +28,8 @@ export interface RedisClusterOptions {
 
 /** Longest a call is expected to live: the directory entry of a call never forgotten goes then. */
 const CALL_ENTRY_MS = 24 * 3_600_000;
-/** A bus message larger than this is not read (nothing we send comes near). */
-const MAX_MESSAGE_BYTES = 4096;
+/** A bus message larger than this is not read (a live call's transcript line is the largest we send). */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
 
 type Script = 'window' | 'acquire' | 'release' | 'counts' | 'beat' | 'leave' | 'buckets';
 const SCRIPTS: Record<Script, string> = { window: SLIDING_WINDOW, acquire: ACQUIRE, release: RELEASE, counts: COUNTS, beat: BEAT, leave: LEAVE, buckets: TOKEN_BUCKETS };
